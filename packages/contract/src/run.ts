@@ -1,0 +1,181 @@
+import { z } from "zod";
+import { channelSchema, environmentNameSchema, uuidSchema } from "./ids.ts";
+
+export const prioritySchema = z.enum(["onsite", "normal", "low"]);
+export type Priority = z.infer<typeof prioritySchema>;
+
+export const runStatusSchema = z.enum(["pending", "completed", "failed"]);
+export type RunStatus = z.infer<typeof runStatusSchema>;
+
+export const ENV_VARS_MAX_ENTRIES = 50;
+export const ENV_VARS_MAX_BYTES = 65_536;
+export const ENV_VAR_KEY_PATTERN = /^[A-Z][A-Z0-9_]*$/;
+export const METADATA_MAX_KEYS = 50;
+export const METADATA_MAX_KEY_LENGTH = 64;
+export const METADATA_MAX_VALUE_LENGTH = 1_000;
+export const METADATA_MAX_ARRAY_LENGTH = 50;
+
+const utf8Bytes = (text: string): number => new TextEncoder().encode(text).byteLength;
+
+/** Values are strings; keys UPPER_CASE; ≤ 50 entries and ≤ 65,536 UTF-8 bytes of keys + values. */
+export const envVarsSchema = z
+  .record(z.string(), z.string({ error: "envVars values must be strings" }))
+  .superRefine((envVars, context) => {
+    const keys = Object.keys(envVars);
+    for (const key of keys) {
+      if (!ENV_VAR_KEY_PATTERN.test(key)) {
+        context.addIssue({
+          code: "custom",
+          message: `envVars key '${key}' must be UPPER_CASE (^[A-Z][A-Z0-9_]*$)`,
+        });
+      }
+    }
+    if (keys.length > ENV_VARS_MAX_ENTRIES) {
+      context.addIssue({
+        code: "custom",
+        message: `envVars has ${keys.length} entries; at most ${ENV_VARS_MAX_ENTRIES} are allowed`,
+      });
+    }
+    const bytes = keys.reduce((sum, key) => sum + utf8Bytes(key) + utf8Bytes(envVars[key] ?? ""), 0);
+    if (bytes > ENV_VARS_MAX_BYTES) {
+      context.addIssue({
+        code: "custom",
+        message: `envVars is ${bytes} bytes; at most ${ENV_VARS_MAX_BYTES} bytes (keys + values, UTF-8) are allowed`,
+      });
+    }
+  })
+  .meta({
+    description:
+      "Runtime environment-variable overrides. UPPER_CASE keys, string values, at most 50 entries and 64 KB in total.",
+  });
+
+const metadataValueSchema = z.union([
+  z
+    .string()
+    .max(
+      METADATA_MAX_VALUE_LENGTH,
+      `metadata values must be at most ${METADATA_MAX_VALUE_LENGTH} characters`,
+    ),
+  z
+    .array(
+      z
+        .string()
+        .max(
+          METADATA_MAX_VALUE_LENGTH,
+          `metadata values must be at most ${METADATA_MAX_VALUE_LENGTH} characters`,
+        ),
+    )
+    .max(METADATA_MAX_ARRAY_LENGTH, `metadata arrays must have at most ${METADATA_MAX_ARRAY_LENGTH} items`),
+]);
+
+export const metadataSchema = z
+  .record(
+    z
+      .string()
+      .min(1)
+      .max(METADATA_MAX_KEY_LENGTH, `metadata keys must be at most ${METADATA_MAX_KEY_LENGTH} characters`),
+    metadataValueSchema,
+  )
+  .refine((metadata) => Object.keys(metadata).length <= METADATA_MAX_KEYS, {
+    message: `metadata must have at most ${METADATA_MAX_KEYS} keys`,
+  })
+  .meta({ description: "Arbitrary key-value metadata. Each value is a string or an array of strings." });
+export type Metadata = z.infer<typeof metadataSchema>;
+
+/** Input values are JSON; their types are checked against the prompt version's declared inputs. */
+export const inputsSchema = z
+  .record(z.string(), z.unknown())
+  .meta({ description: "Map from input variable name to value." });
+
+export const createRunRequestSchema = z
+  .strictObject({
+    inputs: inputsSchema,
+    thread: uuidSchema
+      .nullish()
+      .meta({ description: "Thread id to continue; a new thread starts when omitted." }),
+    priority: prioritySchema.optional().meta({ description: "Queue class, default normal." }),
+    environment: environmentNameSchema
+      .nullish()
+      .meta({ description: "Environment name, default production." }),
+    envVars: envVarsSchema.optional(),
+    metadata: metadataSchema.optional(),
+    channel: channelSchema
+      .optional()
+      .meta({ description: "Memory channel within the thread, default 'default'." }),
+  })
+  .meta({ id: "CreatePromptRunRequest" });
+export type CreateRunRequest = z.infer<typeof createRunRequestSchema>;
+
+export const createRunResponseSchema = z
+  .object({ id: uuidSchema, thread: uuidSchema })
+  .meta({ id: "CreatePromptRunResponse" });
+export type CreateRunResponse = z.infer<typeof createRunResponseSchema>;
+
+export const tokenUsageSchema = z
+  .object({
+    input: z.number(),
+    inputCached: z.number(),
+    output: z.number(),
+    reasoning: z.number(),
+    total: z.number(),
+  })
+  .meta({
+    id: "TokenUsage",
+    description: "input includes inputCached; output includes reasoning; total = input + output.",
+  });
+export type TokenUsage = z.infer<typeof tokenUsageSchema>;
+
+export const costBlockSchema = z
+  .object({
+    input: z.number(),
+    cachedInput: z.number(),
+    output: z.number(),
+    webSearch: z.number(),
+    total: z.number(),
+    priced: z
+      .boolean()
+      .optional()
+      .meta({ description: "false when the model has no known price (the figures are then 0 but unknown)." }),
+  })
+  .meta({ id: "CostBlock", description: "US dollars." });
+export type CostBlock = z.infer<typeof costBlockSchema>;
+
+export const costSchema = z
+  .object({
+    success: costBlockSchema,
+    retries: costBlockSchema,
+    total: z.number(),
+    currency: z.literal("USD").optional(),
+  })
+  .meta({ id: "Cost", description: "Cost breakdown in US dollars; total = success.total + retries.total." });
+export type Cost = z.infer<typeof costSchema>;
+
+export const promptRefSchema = z.object({
+  slug: z.string(),
+  version: z.number().int(),
+  id: uuidSchema,
+});
+
+/** The spec's PromptRun plus documented extension fields (DESIGN.md "Runs"). */
+export const promptRunSchema = z
+  .object({
+    id: uuidSchema,
+    status: runStatusSchema,
+    createdAt: z.iso.datetime(),
+    finishedAt: z.iso.datetime().nullable(),
+    output: z.string().nullable(),
+    error: z.string().nullable(),
+    tokenUsage: tokenUsageSchema.nullable(),
+    cost: costSchema.nullable(),
+    // Extensions (DESIGN.md allows extra fields; the spec's fields keep their meaning).
+    thread: uuidSchema,
+    channel: z.string(),
+    prompt: promptRefSchema,
+    priority: prioritySchema,
+    environment: z.string(),
+    metadata: metadataSchema,
+    startedAt: z.iso.datetime().nullable(),
+    attempts: z.number().int(),
+  })
+  .meta({ id: "PromptRun" });
+export type PromptRun = z.infer<typeof promptRunSchema>;

@@ -1,0 +1,96 @@
+import { z } from "zod";
+import { uuidSchema } from "./ids.ts";
+import { costSchema, promptRefSchema, tokenUsageSchema } from "./run.ts";
+
+export const streamTokenResponseSchema = z
+  .object({
+    token: z
+      .string()
+      .meta({ description: "Bearer token for the streaming endpoint; read access to one thread only." }),
+    expiresAt: z.iso.datetime(),
+    url: z.string().meta({ description: "{stream_url}/stream/<thread_id>" }),
+  })
+  .meta({ id: "StreamTokenResponse" });
+export type StreamTokenResponse = z.infer<typeof streamTokenResponseSchema>;
+
+/** SSE event names and data shapes (DESIGN.md "Live streaming"). */
+export const readyEventSchema = z.object({ thread: uuidSchema });
+export const runStartedEventSchema = z.object({
+  runId: uuidSchema,
+  thread: uuidSchema,
+  channel: z.string(),
+  prompt: promptRefSchema.pick({ slug: true, version: true }),
+});
+export const runTokenEventSchema = z.object({
+  runId: uuidSchema,
+  channel: z.string(),
+  index: z.number().int().nonnegative(),
+  delta: z.string(),
+});
+export const runCompletedEventSchema = z.object({
+  runId: uuidSchema,
+  output: z.string(),
+  tokenUsage: tokenUsageSchema,
+  cost: costSchema,
+  finishedAt: z.iso.datetime(),
+});
+export const runFailedEventSchema = z.object({
+  runId: uuidSchema,
+  error: z.string(),
+  cost: costSchema.nullable(),
+  finishedAt: z.iso.datetime(),
+});
+/** Sent when Last-Event-ID is older than the replay buffer: the client must resynchronise. */
+export const resetEventSchema = z.object({ thread: uuidSchema, reason: z.string() });
+/** Sent before the server closes a stream on purpose (shutdown, slow consumer, token expiry). */
+export const endEventSchema = z.object({ reason: z.enum(["shutdown", "slow_consumer", "token_expired"]) });
+
+export const threadEventSchemas = {
+  "run.started": runStartedEventSchema,
+  "run.token": runTokenEventSchema,
+  "run.completed": runCompletedEventSchema,
+  "run.failed": runFailedEventSchema,
+} as const;
+
+/** Run events published inside a thread (what the engine emits). */
+export type ThreadEvent =
+  | { type: "run.started"; data: z.infer<typeof runStartedEventSchema> }
+  | { type: "run.token"; data: z.infer<typeof runTokenEventSchema> }
+  | { type: "run.completed"; data: z.infer<typeof runCompletedEventSchema> }
+  | { type: "run.failed"; data: z.infer<typeof runFailedEventSchema> };
+export type ThreadEventType = ThreadEvent["type"];
+
+/** Everything a stream subscriber can receive. */
+export type StreamEvent =
+  | { type: "ready"; data: z.infer<typeof readyEventSchema> }
+  | { type: "reset"; data: z.infer<typeof resetEventSchema> }
+  | { type: "end"; data: z.infer<typeof endEventSchema> }
+  | ThreadEvent;
+export type StreamEventType = StreamEvent["type"];
+
+/** A thread event as delivered: with its SSE id. */
+export type StreamEnvelope = StreamEvent & { id: string };
+
+export const streamEventTypes = [
+  "ready",
+  "reset",
+  "end",
+  "run.started",
+  "run.token",
+  "run.completed",
+  "run.failed",
+] as const;
+
+const streamEventDataSchemas: Record<StreamEventType, z.ZodType> = {
+  ready: readyEventSchema,
+  reset: resetEventSchema,
+  end: endEventSchema,
+  ...threadEventSchemas,
+};
+
+/** Parses one SSE message (event name + JSON data) into a typed event; null for unknown names. */
+export function parseStreamEvent(event: string, data: string): StreamEvent | null {
+  const schema = streamEventDataSchemas[event as StreamEventType];
+  if (!schema) return null;
+  return { type: event, data: schema.parse(JSON.parse(data)) } as StreamEvent;
+}

@@ -1,0 +1,93 @@
+/** Engine configuration, parsed and validated by the app (apps/server/src/env.ts) and passed in. */
+export interface OpenAICompatibleEndpoint {
+  /** Provider prefix used in model refs, e.g. `ollama` for `ollama:llama3.2`. */
+  name: string;
+  baseUrl: string;
+  apiKey?: string;
+}
+
+export interface ModelPrice {
+  /** US dollars per million tokens. */
+  inputPerMillion: number;
+  cachedInputPerMillion?: number;
+  outputPerMillion: number;
+  /** US dollars per web search call. */
+  perWebSearch?: number;
+}
+
+export interface PromptrunConfig {
+  /** At least 32 bytes of secret material: signs stream tokens, encrypts env vars. */
+  secret: string;
+  /** Previous secrets still accepted for decryption (key rotation). */
+  previousSecrets: string[];
+  publicUrl: string;
+  streamUrl: string;
+  streamTokenTtlSeconds: number;
+  concurrency: number;
+  tenantConcurrency: number;
+  /** Seconds between webhook attempts; its length + 1 is the number of attempts. */
+  webhookRetrySchedule: number[];
+  /** Consecutive failed deliveries after which a webhook is disabled. */
+  webhookDisableAfter: number;
+  webhookTimeoutMs: number;
+  rateLimit: { perSecond: number; burst: number };
+  /** Queued (pending) runs a tenant may have at once. */
+  maxPendingRunsPerTenant: number;
+  allowPrivateUrls: boolean;
+  providers: {
+    openai: { apiKey?: string; baseUrl?: string };
+    anthropic: { apiKey?: string; baseUrl?: string };
+    compatible: OpenAICompatibleEndpoint[];
+  };
+  /** `provider:model` → price, overriding the price data set. */
+  priceOverrides: Record<string, ModelPrice>;
+  /** Seconds of events kept per thread for Last-Event-ID resumption. */
+  replayBufferSeconds: number;
+  /** Bytes queued to one slow SSE subscriber before it is dropped. */
+  subscriberBufferBytes: number;
+  pingIntervalMs: number;
+  run: {
+    maxAttempts: number;
+    /** Whole-attempt timeout. */
+    attemptTimeoutMs: number;
+    /** No chunk from the provider for this long counts as a hang. */
+    idleTimeoutMs: number;
+    backoffBaseMs: number;
+    backoffMaxMs: number;
+  };
+  /** Seconds after which a queued run gains one priority class (aging). */
+  agingSeconds: number;
+  idempotencyTtlSeconds: number;
+}
+
+export const defaultConfig = (
+  overrides: Partial<PromptrunConfig> & Pick<PromptrunConfig, "secret">,
+): PromptrunConfig => ({
+  previousSecrets: [],
+  publicUrl: "http://127.0.0.1:3000",
+  streamUrl: overrides.publicUrl ?? "http://127.0.0.1:3000",
+  streamTokenTtlSeconds: 300,
+  concurrency: 32,
+  tenantConcurrency: 8,
+  webhookRetrySchedule: [5, 300, 1800, 7200, 18000, 36000],
+  webhookDisableAfter: 50,
+  webhookTimeoutMs: 15_000,
+  rateLimit: { perSecond: 100, burst: 200 },
+  maxPendingRunsPerTenant: 100_000,
+  allowPrivateUrls: false,
+  providers: { openai: {}, anthropic: {}, compatible: [] },
+  priceOverrides: {},
+  replayBufferSeconds: 60,
+  subscriberBufferBytes: 1_048_576,
+  pingIntervalMs: 5_000,
+  run: {
+    maxAttempts: 4,
+    attemptTimeoutMs: 600_000,
+    idleTimeoutMs: 120_000,
+    backoffBaseMs: 500,
+    backoffMaxMs: 30_000,
+  },
+  agingSeconds: 30,
+  idempotencyTtlSeconds: 86_400,
+  ...overrides,
+});

@@ -1,0 +1,14 @@
+import type { RunRecord } from "./ports.ts";
+
+/** What the services need from the run engine (./engine). */
+export interface RunEngine {
+  /** Loads every pending run from the store and starts executing. */
+  start(): Promise<void>;
+  /** Stops taking runs; waits up to `graceMs` for in-flight ones, then aborts them (they stay pending and resume on the next start). */
+  stop(options?: { graceMs?: number }): Promise<void>;
+  /** Called after a run is durably committed. `envVars` are the run's plaintext overrides (kept in memory only). */
+  enqueue(run: RunRecord, envVars?: Record<string, string>): void;
+  /** Aborts a queued or executing run; resolves true if this call ended it. */
+  cancel(runId: string): Promise<boolean>;
+  stats(): { queued: Record<"onsite" | "normal" | "low", number>; executing: number };
+}

@@ -1,0 +1,358 @@
+/**
+ * Ports: what the engine needs from the outside world. `@promptrun/db` implements the stores
+ * (SQLite now, Postgres later); fakes live in `./testing`. All store methods are async so a
+ * networked database fits behind the same shape; SQLite implementations run them synchronously
+ * inside one transaction each.
+ */
+import type {
+  Cost,
+  Metadata,
+  Page,
+  Priority,
+  PromptDefinition,
+  RunStatus,
+  ThreadEvent,
+  TokenUsage,
+  WebhookEventType,
+} from "@promptrun/contract";
+
+export interface Clock {
+  now(): Date;
+}
+
+// ---------------------------------------------------------------- records
+
+export interface TenantRecord {
+  id: string;
+  name: string;
+  subscriptionActive: boolean;
+  createdAt: Date;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  tenantId: string;
+  /** First characters of the key, shown to humans (`pr_live_abcd…`). */
+  prefix: string;
+  /** SHA-256 of the full key, hex. The key itself is never stored. */
+  hash: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+export interface PromptVersionRecord {
+  id: string;
+  promptId: string;
+  tenantId: string;
+  slug: string;
+  version: number;
+  definition: PromptDefinition;
+  /** SHA-256 of the canonical JSON of `definition`: an identical push creates nothing. */
+  contentHash: string;
+  createdAt: Date;
+}
+
+export interface PromptRecord {
+  id: string;
+  tenantId: string;
+  slug: string;
+  latestVersion: number;
+  /** tag → version number */
+  tags: Record<string, number>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type VersionSelector =
+  | { kind: "id"; id: string }
+  | { kind: "number"; version: number }
+  | { kind: "latest" }
+  | { kind: "tag"; tag: string };
+
+export interface RunRecord {
+  id: string;
+  tenantId: string;
+  threadId: string;
+  channel: string;
+  promptId: string;
+  promptVersionId: string;
+  promptSlug: string;
+  promptVersion: number;
+  priority: Priority;
+  environment: string;
+  status: RunStatus;
+  inputs: Record<string, unknown>;
+  metadata: Metadata;
+  /** AES-256-GCM ciphertext of the run's envVars; erased (null) when the run ends. */
+  encryptedEnvVars: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  output: string | null;
+  error: string | null;
+  tokenUsage: TokenUsage | null;
+  cost: Cost | null;
+  attempts: number;
+}
+
+export type NewRun = Omit<
+  RunRecord,
+  "status" | "startedAt" | "finishedAt" | "output" | "error" | "tokenUsage" | "cost" | "attempts"
+>;
+
+export interface MemoryMessage {
+  role: "user" | "assistant";
+  content: string;
+}
+
+export interface StoredMessage extends MemoryMessage {
+  runId: string;
+  channel: string;
+  createdAt: Date;
+}
+
+export interface RunCompletion {
+  output: string;
+  tokenUsage: TokenUsage;
+  cost: Cost;
+  finishedAt: Date;
+  /** The exchange appended to the (thread, channel) memory in the same transaction. */
+  memory: MemoryMessage[];
+  /** Webhook outbox rows written in the same transaction (durable, at-least-once). */
+  deliveries: WebhookDeliveryRecord[];
+}
+
+export interface RunFailure {
+  error: string;
+  cost: Cost | null;
+  finishedAt: Date;
+  deliveries: WebhookDeliveryRecord[];
+}
+
+export interface RunListFilter {
+  threadId?: string;
+  channel?: string;
+  slug?: string;
+  status?: RunStatus;
+}
+
+export interface IdempotencyRecord {
+  tenantId: string;
+  key: string;
+  requestHash: string;
+  runId: string;
+  threadId: string;
+  createdAt: Date;
+}
+
+export interface EnvironmentRecord {
+  id: string;
+  tenantId: string;
+  name: string;
+  createdAt: Date;
+}
+
+export interface WebhookRecord {
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  environment: string;
+  url: string;
+  /** Encrypted `whsec_…` secret. */
+  encryptedSecret: string;
+  events: WebhookEventType[];
+  enabled: boolean;
+  failureStreak: number;
+  createdAt: Date;
+}
+
+export interface WebhookDeliveryRecord {
+  /** Also the `webhook-id` header: the same on every attempt. */
+  id: string;
+  webhookId: string;
+  tenantId: string;
+  runId: string;
+  eventType: WebhookEventType;
+  /** The exact JSON body that is signed and sent. */
+  payload: string;
+  status: "pending" | "delivered" | "failed";
+  attempts: number;
+  nextAttemptAt: Date | null;
+  createdAt: Date;
+}
+
+export interface WebhookAttemptRecord {
+  id: string;
+  deliveryId: string;
+  attempt: number;
+  attemptedAt: Date;
+  responseStatus: number | null;
+  latencyMs: number | null;
+  error: string | null;
+}
+
+// ---------------------------------------------------------------- stores
+
+export interface TenantStore {
+  create(tenant: TenantRecord): Promise<void>;
+  get(id: string): Promise<TenantRecord | null>;
+  list(): Promise<TenantRecord[]>;
+  setSubscription(id: string, active: boolean): Promise<boolean>;
+  createApiKey(key: ApiKeyRecord): Promise<void>;
+  /** Looks a key up by its hash; the caller compares in constant time. */
+  findApiKeyByHash(hash: string): Promise<{ key: ApiKeyRecord; tenant: TenantRecord } | null>;
+  listApiKeys(tenantId: string): Promise<ApiKeyRecord[]>;
+  /** Revokes by id, or by prefix when unique; returns the revoked keys. */
+  revokeApiKeys(match: { id?: string; prefix?: string }, at: Date): Promise<ApiKeyRecord[]>;
+}
+
+export interface PromptStore {
+  /**
+   * Atomically: creates the prompt if new; if the newest version's contentHash equals the given
+   * one, returns it with created=false; otherwise inserts version max+1. Then points `tags` at
+   * the resulting version.
+   */
+  pushVersion(input: {
+    tenantId: string;
+    slug: string;
+    definition: PromptDefinition;
+    contentHash: string;
+    tags: string[];
+    newPromptId: string;
+    newVersionId: string;
+    at: Date;
+  }): Promise<{ version: PromptVersionRecord; created: boolean; tags: string[] }>;
+  setTag(
+    tenantId: string,
+    slug: string,
+    selector: VersionSelector,
+    tag: string,
+    at: Date,
+  ): Promise<PromptVersionRecord | null>;
+  resolveVersion(
+    tenantId: string,
+    slug: string,
+    selector: VersionSelector,
+  ): Promise<PromptVersionRecord | null>;
+  getPrompt(tenantId: string, slug: string): Promise<PromptRecord | null>;
+  listPrompts(tenantId: string, page: { cursor?: string | null; limit: number }): Promise<Page<PromptRecord>>;
+  listVersions(
+    tenantId: string,
+    slug: string,
+    page: { cursor?: string | null; limit: number },
+  ): Promise<Page<PromptVersionRecord>>;
+  /** Tags pointing at a version. */
+  tagsOf(versionId: string): Promise<string[]>;
+}
+
+export interface RunStore {
+  /**
+   * Durably inserts the run (and its thread if new) and, when given, the idempotency record,
+   * in one transaction committed with full durability before it resolves. Rejects with
+   * PromptrunError("conflict") if the idempotency key was taken meanwhile.
+   */
+  create(run: NewRun, idempotency?: IdempotencyRecord): Promise<void>;
+  get(tenantId: string, id: string): Promise<RunRecord | null>;
+  /** By id alone, for the engine. */
+  getById(id: string): Promise<RunRecord | null>;
+  list(
+    tenantId: string,
+    filter: RunListFilter,
+    page: { cursor?: string | null; limit: number },
+  ): Promise<Page<RunRecord>>;
+  /** Every run still pending, oldest first (crash recovery). */
+  listPending(): Promise<RunRecord[]>;
+  markStarted(id: string, at: Date, attempts: number): Promise<void>;
+  /** pending → completed, and the memory rows, in one transaction. false if it had already ended. */
+  complete(id: string, completion: RunCompletion): Promise<boolean>;
+  /** pending → failed. false if it had already ended. */
+  fail(id: string, failure: RunFailure): Promise<boolean>;
+  /** Completed exchanges of (tenant, thread, channel), oldest first. */
+  memory(tenantId: string, threadId: string, channel: string): Promise<MemoryMessage[]>;
+  getThread(
+    tenantId: string,
+    threadId: string,
+  ): Promise<{ id: string; createdAt: Date; messages: StoredMessage[] } | null>;
+  findIdempotency(tenantId: string, key: string, notBefore: Date): Promise<IdempotencyRecord | null>;
+  countPending(tenantId: string): Promise<number>;
+}
+
+export interface EnvironmentStore {
+  /** Creates `name` for the tenant if missing; returns it. */
+  ensure(tenantId: string, name: string, newId: string, at: Date): Promise<EnvironmentRecord>;
+  get(tenantId: string, name: string): Promise<EnvironmentRecord | null>;
+  list(tenantId: string): Promise<EnvironmentRecord[]>;
+  /** key → encrypted value */
+  getEnvVars(environmentId: string): Promise<Record<string, string>>;
+  setEnvVars(environmentId: string, encryptedValues: Record<string, string>, at: Date): Promise<void>;
+  unsetEnvVars(environmentId: string, keys: string[]): Promise<void>;
+  /** Every encrypted value (key rotation). */
+  allEncryptedValues(): Promise<Array<{ environmentId: string; key: string; value: string }>>;
+}
+
+export interface WebhookStore {
+  create(webhook: WebhookRecord): Promise<void>;
+  get(tenantId: string, id: string): Promise<WebhookRecord | null>;
+  list(tenantId: string): Promise<WebhookRecord[]>;
+  listForEnvironment(environmentId: string): Promise<WebhookRecord[]>;
+  setEnabled(id: string, enabled: boolean): Promise<void>;
+  delete(tenantId: string, id: string): Promise<boolean>;
+  enqueueDeliveries(deliveries: WebhookDeliveryRecord[]): Promise<void>;
+  /** Pending deliveries whose nextAttemptAt ≤ now, oldest first. */
+  dueDeliveries(now: Date, limit: number): Promise<WebhookDeliveryRecord[]>;
+  recordAttempt(
+    attempt: WebhookAttemptRecord,
+    outcome: {
+      status: WebhookDeliveryRecord["status"];
+      nextAttemptAt: Date | null;
+      failureStreak: number;
+      disable: boolean;
+    },
+  ): Promise<void>;
+  listAttempts(
+    tenantId: string,
+    filter: { webhookId?: string; runId?: string; limit: number },
+  ): Promise<Array<WebhookAttemptRecord & { webhookId: string; runId: string; eventType: WebhookEventType }>>;
+  getDelivery(tenantId: string, id: string): Promise<WebhookDeliveryRecord | null>;
+  /** Manual redelivery: back to pending, due now. */
+  requeue(id: string, at: Date): Promise<void>;
+}
+
+export interface Store {
+  tenants: TenantStore;
+  prompts: PromptStore;
+  runs: RunStore;
+  environments: EnvironmentStore;
+  webhooks: WebhookStore;
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------- events
+
+export interface DeliveredThreadEvent {
+  /** SSE id; strictly increasing within a thread. */
+  id: string;
+  event: ThreadEvent;
+}
+
+export type ReplayResult = { kind: "replayed"; events: DeliveredThreadEvent[] } | { kind: "reset" };
+
+/**
+ * Per-thread event fan-out with a bounded replay buffer. In-process now; a Redis
+ * implementation replaces it for several instances.
+ */
+export interface ThreadEventBus {
+  publish(tenantId: string, threadId: string, event: ThreadEvent): void;
+  /**
+   * Subscribes to live events. With `lastEventId`, first returns the buffered events after it
+   * (or `reset` when it is older than the buffer).
+   */
+  subscribe(
+    tenantId: string,
+    threadId: string,
+    listener: (event: DeliveredThreadEvent) => void,
+    options?: { lastEventId?: string | null },
+  ): { replay: ReplayResult | null; unsubscribe: () => void };
+  close(): Promise<void>;
+}

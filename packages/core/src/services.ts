@@ -1,0 +1,158 @@
+/**
+ * The application services that transports (REST, tRPC, SSE, CLI) call. One implementation,
+ * built by `createPromptrun` in ./promptrun.ts; every method is tenant-scoped and throws only
+ * PromptrunError.
+ */
+import type {
+  ApiKeySummary,
+  CreateRunResponse,
+  Environment,
+  Page,
+  PromptFileInput,
+  PromptRun,
+  PromptSummary,
+  PromptVersion,
+  PushResult,
+  RunStatus,
+  StreamTokenResponse,
+  Tenant,
+  Thread,
+  Webhook,
+  WebhookDeliveryAttempt,
+  WebhookEventType,
+} from "@promptrun/contract";
+import type { TenantRecord, ThreadEventBus } from "./ports.ts";
+
+export interface PageInput {
+  cursor?: string | null;
+  limit: number;
+}
+
+export interface AuthService {
+  /** Resolves `Authorization` header value (`Bearer …`) or a raw key to its tenant; throws unauthorized. */
+  authenticate(authorizationHeader: string | null): Promise<TenantRecord>;
+  /** Throws forbidden ("no active subscription") when the tenant's subscription is inactive. */
+  requireActiveSubscription(tenant: TenantRecord): void;
+}
+
+export interface TenantService {
+  create(name: string, options?: { active?: boolean }): Promise<{ tenant: Tenant; apiKey: string }>;
+  get(tenantId: string): Promise<Tenant>;
+  list(): Promise<Tenant[]>;
+  setSubscription(tenantId: string, active: boolean): Promise<Tenant>;
+  createApiKey(tenantId: string): Promise<{ apiKey: string; key: ApiKeySummary }>;
+  listApiKeys(tenantId: string): Promise<ApiKeySummary[]>;
+  /** Accepts a full key or a unique prefix of one; returns how many were revoked (not_found when none). */
+  revokeApiKey(keyOrPrefix: string): Promise<{ revoked: number }>;
+}
+
+export interface PromptService {
+  /** Validates each file (schema + templates), then pushes; an identical prompt creates nothing. */
+  push(tenantId: string, files: PromptFileInput[] | unknown[]): Promise<PushResult[]>;
+  tag(tenantId: string, slug: string, versionSegment: string, tag: string): Promise<PushResult>;
+  /** versionSegment: UUID → id; digits → number; `latest`; anything else → tag. */
+  get(tenantId: string, slug: string, versionSegment: string): Promise<PromptVersion>;
+  list(tenantId: string, page: PageInput): Promise<Page<PromptSummary>>;
+  versions(tenantId: string, slug: string, page: PageInput): Promise<Page<PromptVersion>>;
+}
+
+export interface CreateRunOptions {
+  idempotencyKey?: string;
+}
+
+export interface RunService {
+  /**
+   * Order of checks (DESIGN.md): unknown slug/version/tag → 404; then the body (`unknown`, the
+   * parsed JSON) against createRunRequestSchema, inputs against the declarations, unknown
+   * environment → 400; rate limits and queue caps → 429. Resolves after the run is durably
+   * committed and handed to the engine. `replayed` is true when an Idempotency-Key matched.
+   */
+  create(
+    tenant: TenantRecord,
+    slug: string,
+    versionSegment: string,
+    body: unknown,
+    options?: CreateRunOptions,
+  ): Promise<CreateRunResponse & { replayed: boolean }>;
+  get(tenantId: string, id: string): Promise<PromptRun>;
+  list(
+    tenantId: string,
+    filter: { thread?: string; channel?: string; slug?: string; status?: RunStatus },
+    page: PageInput,
+  ): Promise<Page<PromptRun>>;
+  /** Aborts the provider call; conflict when the run already ended. */
+  cancel(tenantId: string, id: string): Promise<PromptRun>;
+}
+
+export interface ThreadService {
+  get(tenantId: string, threadId: string): Promise<Thread>;
+}
+
+export interface StreamTokenClaims {
+  tenantId: string;
+  threadId: string;
+  expiresAt: Date;
+}
+
+export interface StreamTokenService {
+  issue(tenant: TenantRecord, threadId: string): Promise<StreamTokenResponse>;
+  /**
+   * Verifies signature, algorithm (HS256 only) and expiry (unauthorized), then that the token's
+   * thread is `threadId` (forbidden).
+   */
+  verify(token: string, threadId: string): Promise<StreamTokenClaims>;
+}
+
+export interface EnvironmentService {
+  list(tenantId: string): Promise<Environment[]>;
+  ensure(tenantId: string, name: string): Promise<Environment>;
+  setEnvVars(tenantId: string, name: string, values: Record<string, string>): Promise<Environment>;
+  unsetEnvVars(tenantId: string, name: string, keys: string[]): Promise<Environment>;
+  /** Re-encrypts every stored secret under the current key. */
+  rotateEncryption(): Promise<{ reEncrypted: number }>;
+}
+
+export interface WebhookService {
+  create(
+    tenantId: string,
+    input: { environment: string; url: string; events?: WebhookEventType[] },
+  ): Promise<{ webhook: Webhook; secret: string }>;
+  list(tenantId: string): Promise<Webhook[]>;
+  delete(tenantId: string, id: string): Promise<void>;
+  attempts(
+    tenantId: string,
+    filter: { webhookId?: string; runId?: string; limit?: number },
+  ): Promise<WebhookDeliveryAttempt[]>;
+  redeliver(tenantId: string, deliveryId: string): Promise<void>;
+  setEnabled(tenantId: string, id: string, enabled: boolean): Promise<Webhook>;
+}
+
+export interface RateLimitService {
+  /** Takes one token from the tenant's bucket for `action`; throws rate_limited with retryAfterSeconds. */
+  take(tenantId: string, action: "runs.create" | "stream-token"): void;
+  /** Current state for RateLimit-* headers. */
+  state(
+    tenantId: string,
+    action: "runs.create" | "stream-token",
+  ): { limit: number; remaining: number; resetSeconds: number };
+}
+
+export interface PromptrunServices {
+  auth: AuthService;
+  tenants: TenantService;
+  prompts: PromptService;
+  runs: RunService;
+  threads: ThreadService;
+  streamTokens: StreamTokenService;
+  environments: EnvironmentService;
+  webhooks: WebhookService;
+  rateLimits: RateLimitService;
+  events: ThreadEventBus;
+}
+
+/** Observability hooks the engine calls; the app wires them to Prometheus metrics. */
+export interface EngineMetrics {
+  runFinished(outcome: "completed" | "failed", model: string, durationMs: number): void;
+  providerCall(model: string, outcome: "ok" | "error", latencyMs: number): void;
+  queueDepth(depthByPriority: Record<"onsite" | "normal" | "low", number>): void;
+}

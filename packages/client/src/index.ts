@@ -1,1 +1,3 @@
-export {};
+export * from "./api-error.ts";
+export * from "./promptrun-client.ts";
+export * from "./subscribe-to-thread.ts";

@@ -20,6 +20,8 @@ export const runStartedEventSchema = z.object({
   thread: uuidSchema,
   channel: z.string(),
   prompt: promptRefSchema.pick({ slug: true, version: true }),
+  /** 1 on the first attempt. A later run.started for the same run means a retry: drop its text so far (token index restarts at 0). */
+  attempt: z.number().int().positive().optional(),
 });
 export const runTokenEventSchema = z.object({
   runId: uuidSchema,

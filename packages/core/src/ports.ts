@@ -250,9 +250,14 @@ export interface RunStore {
   /**
    * Durably inserts the run (and its thread if new) and, when given, the idempotency record,
    * in one transaction committed with full durability before it resolves. Rejects with
-   * PromptrunError("conflict") if the idempotency key was taken meanwhile.
+   * PromptrunError("conflict") if the idempotency key was taken meanwhile. An existing record of
+   * the key created before `options.idempotencyExpiredBefore` has expired: it is replaced instead.
    */
-  create(run: NewRun, idempotency?: IdempotencyRecord): Promise<void>;
+  create(
+    run: NewRun,
+    idempotency?: IdempotencyRecord,
+    options?: { idempotencyExpiredBefore?: Date },
+  ): Promise<void>;
   get(tenantId: string, id: string): Promise<RunRecord | null>;
   /** By id alone, for the engine. */
   getById(id: string): Promise<RunRecord | null>;
@@ -276,6 +281,8 @@ export interface RunStore {
   ): Promise<{ id: string; createdAt: Date; messages: StoredMessage[] } | null>;
   findIdempotency(tenantId: string, key: string, notBefore: Date): Promise<IdempotencyRecord | null>;
   countPending(tenantId: string): Promise<number>;
+  /** Key rotation of pending runs' envVars. */
+  updateEncryptedEnvVars(id: string, encryptedEnvVars: string): Promise<void>;
 }
 
 export interface EnvironmentStore {
@@ -317,6 +324,9 @@ export interface WebhookStore {
   getDelivery(tenantId: string, id: string): Promise<WebhookDeliveryRecord | null>;
   /** Manual redelivery: back to pending, due now. */
   requeue(id: string, at: Date): Promise<void>;
+  /** Key rotation: every webhook's encrypted secret. */
+  allEncryptedSecrets(): Promise<Array<{ id: string; encryptedSecret: string }>>;
+  updateEncryptedSecret(id: string, encryptedSecret: string): Promise<void>;
 }
 
 export interface Store {

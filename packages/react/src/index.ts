@@ -1,1 +1,10 @@
-export {};
+export { ApiError, type ConnectionStatus } from "@promptrun/client";
+export * from "./backend.ts";
+export * from "./new-thread-id.ts";
+export * from "./promptrun-provider.tsx";
+export * from "./run-query-key.ts";
+export * from "./thread-state.ts";
+export * from "./use-chat.ts";
+export * from "./use-create-run.ts";
+export * from "./use-run.ts";
+export * from "./use-thread-stream.ts";

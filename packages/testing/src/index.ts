@@ -1,1 +1,2 @@
-export {};
+export * from "./scripted-model.ts";
+export * from "./start-promptrun.ts";

@@ -1,0 +1,71 @@
+import { describe, expect, test } from "bun:test";
+import { parseEnvironment } from "./env.ts";
+
+describe("parseEnvironment", () => {
+  test("defaults match DESIGN.md", () => {
+    const config = parseEnvironment({});
+    expect(config.port).toBe(3000);
+    expect(config.host).toBe("127.0.0.1");
+    expect(config.databaseUrl).toBe("file:./data/promptrun.db");
+    expect(config.engine.publicUrl).toBe("http://127.0.0.1:3000");
+    expect(config.engine.streamUrl).toBe("http://127.0.0.1:3000");
+    expect(config.engine.streamTokenTtlSeconds).toBe(300);
+    expect(config.engine.concurrency).toBe(32);
+    expect(config.engine.tenantConcurrency).toBe(8);
+    expect(config.engine.webhookRetrySchedule).toEqual([5, 300, 1800, 7200, 18000, 36000]);
+    expect(config.engine.rateLimit).toEqual({ perSecond: 100, burst: 200 });
+    expect(config.engine.allowPrivateUrls).toBe(false);
+  });
+
+  test("parses rates, schedules, providers, prices and URLs", () => {
+    const config = parseEnvironment({
+      PORT: "8080",
+      PROMPTRUN_PUBLIC_URL: "https://api.example.com/",
+      PROMPTRUN_RATE_LIMIT: "600/m,20",
+      PROMPTRUN_WEBHOOK_RETRY_SCHEDULE: "0.1,0.5",
+      PROMPTRUN_PROVIDERS: "ollama=http://127.0.0.1:11434/v1,router=https://openrouter.ai/api/v1|sk-or",
+      PROMPTRUN_PRICES: '{"ollama:llama3.2":{"inputPerMillion":0,"outputPerMillion":0}}',
+      PROMPTRUN_ALLOW_PRIVATE_URLS: "true",
+      OPENAI_API_KEY: "",
+    });
+    expect(config.engine.publicUrl).toBe("https://api.example.com");
+    expect(config.engine.streamUrl).toBe("https://api.example.com");
+    expect(config.engine.rateLimit).toEqual({ perSecond: 10, burst: 20 });
+    expect(config.engine.webhookRetrySchedule).toEqual([0.1, 0.5]);
+    expect(config.engine.providers.compatible).toEqual([
+      { name: "ollama", baseUrl: "http://127.0.0.1:11434/v1" },
+      { name: "router", baseUrl: "https://openrouter.ai/api/v1", apiKey: "sk-or" },
+    ]);
+    expect(config.engine.priceOverrides["ollama:llama3.2"]).toEqual({
+      inputPerMillion: 0,
+      outputPerMillion: 0,
+    });
+    expect(config.engine.allowPrivateUrls).toBe(true);
+    expect(config.engine.providers.openai.apiKey).toBeUndefined();
+  });
+
+  test("an invalid value names the variable in one line", () => {
+    const message = (env: Record<string, string>) => {
+      try {
+        parseEnvironment(env);
+        return "accepted";
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    expect(message({ PORT: "http" })).toStartWith("invalid configuration: PORT");
+    expect(message({ PROMPTRUN_RATE_LIMIT: "lots" })).toStartWith(
+      "invalid configuration: PROMPTRUN_RATE_LIMIT",
+    );
+    expect(message({ PROMPTRUN_SECRET: "short" })).toStartWith("invalid configuration: PROMPTRUN_SECRET");
+    expect(message({ DATABASE_URL: "mysql://x" })).toStartWith("invalid configuration: DATABASE_URL");
+    expect(message({ PROMPTRUN_PROVIDERS: "openai=http://x" })).toStartWith(
+      "invalid configuration: PROMPTRUN_PROVIDERS",
+    );
+    expect(message({ PROMPTRUN_ALLOW_PRIVATE_URLS: "maybe" })).toStartWith(
+      "invalid configuration: PROMPTRUN_ALLOW_PRIVATE_URLS",
+    );
+    expect(message({ PROMPTRUN_PRICES: "{" })).toStartWith("invalid configuration: PROMPTRUN_PRICES");
+    for (const text of ["PORT", "RATE"]) expect(message({ PORT: text })).not.toContain("\n");
+  });
+});

@@ -1,0 +1,207 @@
+/**
+ * The only reader of the environment. Parsed once at start; invalid configuration stops the
+ * server with one line naming the variable.
+ */
+import type { ApiConfig } from "@promptrun/api";
+import {
+  defaultConfig,
+  type ModelPrice,
+  type OpenAICompatibleEndpoint,
+  type PromptrunConfig,
+} from "@promptrun/core";
+import { z } from "zod";
+
+const booleanString = z
+  .enum(["true", "false", "1", "0", "yes", "no"])
+  .transform((value) => value === "true" || value === "1" || value === "yes");
+
+const positiveInt = z.coerce.number().int().positive();
+const absoluteUrl = z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/+$/, ""));
+
+/** `100/s,200` → 100 per second, burst 200 (also `6000/m`). */
+const rateLimit = z
+  .string()
+  .regex(/^\d+(\.\d+)?\/(s|m|h)(,\d+)?$/, "must look like 100/s,200 (rate per s|m|h, optional burst)")
+  .transform((text) => {
+    const [rate, burst] = text.split(",");
+    const [amount, unit] = rate!.split("/");
+    const perSecond = Number(amount) / ({ s: 1, m: 60, h: 3600 } as const)[unit as "s" | "m" | "h"];
+    return { perSecond, burst: burst ? Number(burst) : Math.max(1, Math.ceil(perSecond)) };
+  });
+
+/** `5,300,1800` → seconds between webhook attempts (decimals allowed for tests). */
+const retrySchedule = z
+  .string()
+  .regex(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, "must be comma-separated seconds, e.g. 5,300,1800")
+  .transform((text) => text.split(",").map(Number));
+
+/** `ollama=http://127.0.0.1:11434/v1,vllm=http://gpu:8000/v1` (optional `|API_KEY` after a URL). */
+const compatibleProviders = z.string().transform((text, context): OpenAICompatibleEndpoint[] => {
+  const endpoints: OpenAICompatibleEndpoint[] = [];
+  for (const entry of text
+    .split(",")
+    .map((part) => part.trim())
+    .filter(Boolean)) {
+    const match = entry.match(/^([a-z0-9][a-z0-9\-_]*)=(https?:\/\/[^|]+)(?:\|(.+))?$/);
+    if (!match || ["openai", "anthropic", "dev"].includes(match[1]!)) {
+      context.addIssue({
+        code: "custom",
+        message: `entry '${entry.split("|")[0]}' must be name=http(s)://url (name not openai, anthropic or dev)`,
+      });
+      return z.NEVER;
+    }
+    endpoints.push({
+      name: match[1]!,
+      baseUrl: match[2]!.replace(/\/+$/, ""),
+      ...(match[3] ? { apiKey: match[3] } : {}),
+    });
+  }
+  return endpoints;
+});
+
+const modelPriceSchema = z.strictObject({
+  inputPerMillion: z.number().nonnegative(),
+  cachedInputPerMillion: z.number().nonnegative().optional(),
+  outputPerMillion: z.number().nonnegative(),
+  perWebSearch: z.number().nonnegative().optional(),
+});
+const priceOverrides = z.string().transform((text, context): Record<string, ModelPrice> => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    context.addIssue({
+      code: "custom",
+      message: 'must be JSON: {"provider:model": {"inputPerMillion": …, "outputPerMillion": …}}',
+    });
+    return z.NEVER;
+  }
+  const result = z.record(z.string().regex(/^[a-z0-9\-_]+:.+$/), modelPriceSchema).safeParse(parsed);
+  if (!result.success) {
+    context.addIssue({
+      code: "custom",
+      message: `invalid price table: ${result.error.issues[0]?.message ?? "bad shape"}`,
+    });
+    return z.NEVER;
+  }
+  return result.data;
+});
+
+export const environmentSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(file:.+|:memory:|postgres(ql)?:\/\/.+)$/, "must be file:<path>, :memory: or postgres://…")
+    .default("file:./data/promptrun.db"),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\/.+/, "must be redis://…")
+    .optional(),
+  PROMPTRUN_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  PROMPTRUN_PREVIOUS_SECRETS: z.string().optional(),
+  PROMPTRUN_PUBLIC_URL: absoluteUrl.optional(),
+  PROMPTRUN_STREAM_URL: absoluteUrl.optional(),
+  PROMPTRUN_STREAM_TOKEN_TTL: positiveInt.max(86_400).default(300),
+  PROMPTRUN_CONCURRENCY: positiveInt.max(10_000).default(32),
+  PROMPTRUN_TENANT_CONCURRENCY: positiveInt.max(10_000).default(8),
+  PROMPTRUN_WEBHOOK_RETRY_SCHEDULE: retrySchedule.default([5, 300, 1800, 7200, 18000, 36000]),
+  PROMPTRUN_RATE_LIMIT: rateLimit.default({ perSecond: 100, burst: 200 }),
+  PROMPTRUN_ALLOW_PRIVATE_URLS: booleanString.default(false),
+  PROMPTRUN_PROVIDERS: compatibleProviders.default([]),
+  PROMPTRUN_PRICES: priceOverrides.default({}),
+  PROMPTRUN_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  PROMPTRUN_PING_INTERVAL_MS: positiveInt.default(5_000),
+  PROMPTRUN_REPLAY_BUFFER_SECONDS: positiveInt.default(60),
+  PROMPTRUN_MAX_ATTEMPTS: positiveInt.max(20).default(4),
+  PROMPTRUN_RETRY_BASE_MS: positiveInt.default(500),
+  PROMPTRUN_SEED_DEMO: booleanString.default(true),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_BASE_URL: absoluteUrl.optional(),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: absoluteUrl.optional(),
+});
+
+export interface ServerConfig {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  redisUrl: string | undefined;
+  /** Undefined when not configured: main generates and stores one for SQLite (dev). */
+  secret: string | undefined;
+  seedDemo: boolean;
+  /** False when PROMPTRUN_PUBLIC_URL was not set: the URL follows the bound port (PORT=0). */
+  publicUrlConfigured: boolean;
+  streamUrlConfigured: boolean;
+  logLevel: z.infer<typeof environmentSchema>["LOG_LEVEL"];
+  /** Everything of PromptrunConfig but the secret, which main resolves. */
+  engine: Omit<PromptrunConfig, "secret">;
+  api: Omit<ApiConfig, "publicUrl">;
+}
+
+export class ConfigurationError extends Error {
+  override name = "ConfigurationError";
+}
+
+/** Parses the environment; throws ConfigurationError with one line naming the variable. */
+export function parseEnvironment(environment: Record<string, string | undefined>): ServerConfig {
+  // Empty strings count as unset (docker-compose style `VAR=`).
+  const present = Object.fromEntries(
+    Object.entries(environment).filter(([, value]) => value !== undefined && value !== ""),
+  );
+  const result = environmentSchema.safeParse(present);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new ConfigurationError(
+      `invalid configuration: ${String(issue.path[0] ?? "environment")} ${issue.message}`,
+    );
+  }
+  const env = result.data;
+  const publicUrlFallback = `http://${env.HOST.includes(":") ? `[${env.HOST}]` : env.HOST}:${env.PORT}`;
+  const publicUrl = env.PROMPTRUN_PUBLIC_URL ?? publicUrlFallback;
+  const base = defaultConfig({ secret: "unused" });
+  return {
+    port: env.PORT,
+    host: env.HOST,
+    databaseUrl: env.DATABASE_URL,
+    redisUrl: env.REDIS_URL,
+    secret: env.PROMPTRUN_SECRET,
+    seedDemo: env.PROMPTRUN_SEED_DEMO,
+    publicUrlConfigured: env.PROMPTRUN_PUBLIC_URL !== undefined,
+    streamUrlConfigured: env.PROMPTRUN_STREAM_URL !== undefined,
+    logLevel: env.LOG_LEVEL,
+    engine: {
+      ...base,
+      previousSecrets: env.PROMPTRUN_PREVIOUS_SECRETS?.split(",").filter(Boolean) ?? [],
+      publicUrl,
+      streamUrl: env.PROMPTRUN_STREAM_URL ?? publicUrl,
+      streamTokenTtlSeconds: env.PROMPTRUN_STREAM_TOKEN_TTL,
+      concurrency: env.PROMPTRUN_CONCURRENCY,
+      tenantConcurrency: env.PROMPTRUN_TENANT_CONCURRENCY,
+      webhookRetrySchedule: env.PROMPTRUN_WEBHOOK_RETRY_SCHEDULE,
+      rateLimit: env.PROMPTRUN_RATE_LIMIT,
+      allowPrivateUrls: env.PROMPTRUN_ALLOW_PRIVATE_URLS,
+      providers: {
+        openai: { apiKey: env.OPENAI_API_KEY, baseUrl: env.OPENAI_BASE_URL },
+        anthropic: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL },
+        compatible: env.PROMPTRUN_PROVIDERS,
+      },
+      priceOverrides: env.PROMPTRUN_PRICES,
+      replayBufferSeconds: env.PROMPTRUN_REPLAY_BUFFER_SECONDS,
+      pingIntervalMs: env.PROMPTRUN_PING_INTERVAL_MS,
+      run: {
+        ...base.run,
+        maxAttempts: env.PROMPTRUN_MAX_ATTEMPTS,
+        backoffBaseMs: env.PROMPTRUN_RETRY_BASE_MS,
+      },
+    },
+    api: {
+      maxBodyBytes: 1_048_576,
+      maxJsonDepth: 64,
+      pingIntervalMs: env.PROMPTRUN_PING_INTERVAL_MS,
+      subscriberBufferBytes: base.subscriberBufferBytes,
+      ...(env.PROMPTRUN_ADMIN_TOKEN ? { adminToken: env.PROMPTRUN_ADMIN_TOKEN } : {}),
+    },
+  };
+}

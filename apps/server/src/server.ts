@@ -1,0 +1,140 @@
+/**
+ * Composition root: configuration → store → engine → HTTP. No behaviour of its own.
+ */
+import { resolve } from "node:path";
+import { type ApiMetrics, createApp, createMetricsRegistry, type Logger } from "@promptrun/api";
+import { createPromptrun, type Promptrun, type Store } from "@promptrun/core";
+import { openSqliteStore } from "@promptrun/db";
+import type { ServerConfig } from "./env.ts";
+import { readPromptFiles } from "./prompt-files.ts";
+import { resolveSecret } from "./secret.ts";
+
+export const EXAMPLE_PROMPTS_DIR = resolve(import.meta.dir, "../../../prompts");
+
+export interface Runtime {
+  store: Store;
+  promptrun: Promptrun;
+  secretSource: string;
+}
+
+/** Opens the database (applying migrations) and builds the engine, without starting it. */
+export async function openRuntime(config: ServerConfig, metrics?: ApiMetrics): Promise<Runtime> {
+  const { secret, source } = resolveSecret(config.secret, config.databaseUrl);
+  if (!config.databaseUrl.startsWith("file:") && config.databaseUrl !== ":memory:") {
+    throw new Error(
+      "invalid configuration: DATABASE_URL postgres://… is not supported by this build yet; use file:<path>",
+    );
+  }
+  const store = await openSqliteStore({ url: config.databaseUrl });
+  const promptrun = createPromptrun({
+    store,
+    config: { ...config.engine, secret },
+    ...(metrics ? { metrics: metrics.engine } : {}),
+  });
+  return { store, promptrun, secretSource: source };
+}
+
+export interface DemoSeed {
+  tenantId: string;
+  apiKey: string;
+  prompts: Array<{ slug: string; version: number }>;
+}
+
+/** On an empty database: a demo tenant, its API key (returned once) and the example prompts. */
+export async function seedDemoIfEmpty(
+  runtime: Runtime,
+  promptsDir = EXAMPLE_PROMPTS_DIR,
+): Promise<DemoSeed | null> {
+  const { services } = runtime.promptrun;
+  if ((await services.tenants.list()).length > 0) return null;
+  const { tenant, apiKey } = await services.tenants.create("demo");
+  const pushed = await services.prompts.push(tenant.id, readPromptFiles(promptsDir));
+  return { tenantId: tenant.id, apiKey, prompts: pushed.map(({ slug, version }) => ({ slug, version })) };
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  demo: DemoSeed | null;
+  stop(options?: { graceMs?: number }): Promise<void>;
+}
+
+/** With PORT=0 the URLs the server hands out must name the port it actually bound. */
+function withBoundUrls(config: ServerConfig, port: number): ServerConfig {
+  const bound = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+  const publicUrl = config.publicUrlConfigured ? config.engine.publicUrl : bound;
+  const streamUrl = config.streamUrlConfigured ? config.engine.streamUrl : publicUrl;
+  return { ...config, engine: { ...config.engine, publicUrl, streamUrl } };
+}
+
+const unavailable = () =>
+  new Response(JSON.stringify({ error: "starting up" }), {
+    status: 503,
+    headers: { "content-type": "application/json", "retry-after": "1" },
+  });
+
+export async function startServer(initialConfig: ServerConfig, logger: Logger): Promise<RunningServer> {
+  // Bind first (so PORT=0 resolves and a taken port fails fast), answer 503 until ready.
+  let handle: (request: Request, server: Bun.Server<undefined>) => Response | Promise<Response> = unavailable;
+  let server: Bun.Server<undefined>;
+  try {
+    server = Bun.serve({
+      hostname: initialConfig.host,
+      port: initialConfig.port,
+      // Long enough for slow clients, short enough to shed idle sockets; SSE opts out per request.
+      idleTimeout: 30,
+      fetch: (request, bunServer) => handle(request, bunServer),
+      error: (error) => {
+        logger.error({ err: { message: error.message, stack: error.stack } }, "unhandled server error");
+        return new Response(JSON.stringify({ error: "internal server error" }), {
+          status: 500,
+          headers: { "content-type": "application/json" },
+        });
+      },
+    });
+  } catch (error) {
+    throw new Error(
+      `cannot listen on ${initialConfig.host}:${initialConfig.port}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  const config = withBoundUrls(initialConfig, server.port ?? initialConfig.port);
+  const metrics = createMetricsRegistry({ processMetrics: true });
+  let runtime: Runtime;
+  try {
+    runtime = await openRuntime(config, metrics);
+  } catch (error) {
+    server.stop(true);
+    throw error;
+  }
+  const demo = config.seedDemo ? await seedDemoIfEmpty(runtime) : null;
+  const { promptrun, store } = runtime;
+  const app = createApp({
+    services: promptrun.services,
+    config: { ...config.api, publicUrl: config.engine.publicUrl },
+    logger,
+    metrics,
+    health: async () => ({ ok: true, details: { engine: promptrun.engine.stats() } }),
+  });
+  await promptrun.start();
+  handle = (request, bunServer) => app.fetch(request, bunServer);
+  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
+  logger.info({ url, database: config.databaseUrl, secretFrom: runtime.secretSource }, "promptrun listening");
+
+  let stopping: Promise<void> | null = null;
+  return {
+    url,
+    port: server.port ?? config.port,
+    demo,
+    stop: (options) => {
+      stopping ??= (async () => {
+        server.stop(false);
+        const closed = app.closeAllStreams("shutdown");
+        logger.info({ streams: closed }, "closed open streams");
+        await promptrun.stop({ graceMs: options?.graceMs ?? 10_000 });
+        server.stop(true);
+        await store.close();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,130 @@
+import type { ApiDeps, StreamServer } from "./deps.ts";
+import { errorResponse, responseForError } from "./errors.ts";
+import { healthResponse } from "./http/health.ts";
+import { requestIdFor } from "./http/request-id.ts";
+import { Router } from "./http/router.ts";
+import { createMetricsRegistry } from "./metrics/metrics-registry.ts";
+import { metricsResponse } from "./metrics/metrics-response.ts";
+import { buildOpenApiDocument } from "./openapi/build-openapi-document.ts";
+import { docsPageResponse } from "./openapi/docs-page.ts";
+import { createScalarBundleHandler } from "./openapi/scalar-bundle.ts";
+import { cancelRunHandler } from "./rest/cancel-run.ts";
+import { createRunHandler } from "./rest/create-run.ts";
+import { createStreamTokenHandler } from "./rest/create-stream-token.ts";
+import { getRunHandler } from "./rest/get-run.ts";
+import type { RestHandler } from "./rest/rest-context.ts";
+import { createStreamHandler, type EndReason } from "./sse/index.ts";
+import { createTrpcHandler } from "./trpc/index.ts";
+
+export interface App {
+  fetch(request: Request, server?: StreamServer): Promise<Response>;
+  /** Ends every open SSE stream and tRPC subscription with an `end` event (graceful shutdown); returns how many. */
+  closeAllStreams(reason?: EndReason): number;
+}
+
+type RouteHandler = (
+  request: Request,
+  params: Record<string, string>,
+  server?: StreamServer,
+) => Promise<Response>;
+
+/** Methods kept as metric labels; anything else is counted as `other` (bounded label values). */
+const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+/** Sets a header, copying the response when its headers are immutable (e.g. a proxied fetch response). */
+function withHeader(response: Response, name: string, value: string): Response {
+  try {
+    response.headers.set(name, value);
+    return response;
+  } catch {
+    const copy = new Response(response.body, response);
+    copy.headers.set(name, value);
+    return copy;
+  }
+}
+
+/**
+ * The whole HTTP surface as one fetch handler: REST /api/v1, tRPC, SSE, OpenAPI, docs, health
+ * and metrics. Testable in-process; apps/server hands it to Bun.serve.
+ */
+export function createApp(deps: ApiDeps): App {
+  const metrics = deps.metrics ?? createMetricsRegistry();
+  const appDeps: ApiDeps = { ...deps, metrics };
+  const { logger } = deps;
+  // Built once: generating the document walks every schema.
+  const openApiJson = JSON.stringify(buildOpenApiDocument({ serverUrl: deps.config.publicUrl }));
+  const trpc = createTrpcHandler(appDeps);
+  const stream = createStreamHandler(appDeps);
+  const scalarBundle = createScalarBundleHandler();
+  const rest =
+    (handler: RestHandler): RouteHandler =>
+    (request, params) =>
+      handler({ request, params, deps: appDeps });
+
+  const router = new Router<RouteHandler>()
+    .add("POST", "/api/v1/threads/:thread/stream-token", rest(createStreamTokenHandler))
+    .add("POST", "/api/v1/prompts/:slug/:version/runs", rest(createRunHandler))
+    .add("GET", "/api/v1/promptruns/:id", rest(getRunHandler))
+    .add("POST", "/api/v1/promptruns/:id/cancel", rest(cancelRunHandler))
+    .add(
+      "GET",
+      "/api/v1/openapi.json",
+      async () =>
+        new Response(openApiJson, {
+          headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-cache" },
+        }),
+    )
+    .add("GET", "/docs", async () => docsPageResponse())
+    .add("GET", "/docs/scalar.js", (request) => scalarBundle(request))
+    .add("GET", "/health", () => healthResponse(appDeps))
+    .add("GET", "/metrics", () => metricsResponse(metrics, appDeps))
+    .add("*", "/trpc/*", (request) => trpc(request))
+    .add("GET", "/stream/:thread", (request, params, server) => stream(request, params.thread ?? "", server));
+
+  return {
+    closeAllStreams: (reason = "shutdown") =>
+      stream.closeAllStreams(reason) + trpc.closeAllSubscriptions(reason),
+    async fetch(request, server) {
+      const startedAt = performance.now();
+      const requestId = requestIdFor(request);
+      const path = new URL(request.url).pathname;
+      const match = router.match(request.method, path);
+      let route = "unmatched";
+      let response: Response;
+      try {
+        if (match.kind === "found") {
+          route = match.route.pattern;
+          response = await match.route.handler(request, match.params, server);
+        } else if (match.kind === "method_not_allowed") {
+          route = match.pattern;
+          response = errorResponse("method_not_allowed", `method ${request.method} not allowed on ${path}`, {
+            allow: match.allow.join(", "),
+          });
+        } else {
+          response = errorResponse("not_found", "route not found");
+        }
+      } catch (error) {
+        response = responseForError(error, logger, { requestId, method: request.method, path });
+      }
+      if (request.method === "HEAD" && response.body !== null) {
+        await response.body.cancel().catch(() => {});
+        response = new Response(null, response);
+      }
+      response = withHeader(response, "x-request-id", requestId);
+      const method = KNOWN_METHODS.has(request.method) ? request.method : "other";
+      const durationSeconds = (performance.now() - startedAt) / 1000;
+      metrics.httpRequest({ method, route, status: response.status }, durationSeconds);
+      logger.debug(
+        {
+          requestId,
+          method: request.method,
+          route,
+          status: response.status,
+          durationMs: durationSeconds * 1000,
+        },
+        "request",
+      );
+      return response;
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import { invalid, PromptrunError } from "@promptrun/core";
+
+const tooLarge = (maxBytes: number) =>
+  new PromptrunError("payload_too_large", `request body exceeds ${maxBytes} bytes`);
+
+/**
+ * Reads the whole body, refusing more than `maxBytes`: a larger Content-Length is refused before
+ * reading, and the bytes are counted while streaming (Content-Length may lie or be absent), so
+ * reading stops at the first chunk past the limit instead of buffering a huge body.
+ */
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared.trim()) > maxBytes) {
+    throw tooLarge(maxBytes);
+  }
+  if (request.body === null) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    let chunk: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      chunk = await reader.read();
+    } catch {
+      // An aborted upload or a body already consumed: the client's problem, not a 500.
+      throw invalid("request body could not be read");
+    }
+    const { done, value } = chunk;
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}

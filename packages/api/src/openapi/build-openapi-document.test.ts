@@ -1,0 +1,158 @@
+import { describe, expect, test } from "bun:test";
+import { streamEventTypes } from "@promptrun/contract";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { buildOpenApiDocument } from "./build-openapi-document.ts";
+import { createComponentValidator } from "./component-validator.ts";
+
+const document = buildOpenApiDocument({ serverUrl: "http://127.0.0.1:3000" });
+const json = JSON.parse(JSON.stringify(document));
+
+interface Operation {
+  operationId?: string;
+  security?: unknown[];
+  responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>;
+}
+const operation = (path: string, method: string): Operation => json.paths[path][method];
+
+const expectedStatuses: Array<[string, string, string, string[]]> = [
+  [
+    "/api/v1/threads/{thread}/stream-token",
+    "post",
+    "create_stream_token",
+    ["200", "401", "403", "404", "429", "500"],
+  ],
+  [
+    "/api/v1/prompts/{slug}/{version}/runs",
+    "post",
+    "create_prompt_run",
+    ["202", "400", "401", "403", "404", "413", "415", "429", "500"],
+  ],
+  ["/api/v1/promptruns/{id}", "get", "get_prompt_run", ["200", "401", "404", "500"]],
+  ["/api/v1/promptruns/{id}/cancel", "post", "cancel_prompt_run", ["200", "401", "404", "409", "500"]],
+  ["/api/v1/openapi.json", "get", "get_openapi_document", ["200"]],
+  ["/stream/{thread}", "get", "subscribe_thread", ["200", "401", "403", "404", "500"]],
+];
+
+describe("buildOpenApiDocument", () => {
+  test("OpenAPI 3.1, version 1.0.0, bearer security, the server URL", () => {
+    expect(json.openapi).toBe("3.1.0");
+    expect(json.info.version).toBe("1.0.0");
+    expect(json.servers).toEqual([{ url: "http://127.0.0.1:3000" }]);
+    expect(json.security).toEqual([{ apiKey: [] }]);
+    expect(json.components.securitySchemes.apiKey).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(json.components.securitySchemes.streamToken).toMatchObject({ type: "http", scheme: "bearer" });
+  });
+
+  test("is a valid OpenAPI 3.1 document", async () => {
+    const result = await new Validator().validate(json);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  test("every operation with every status code; every error response is an ErrorResponse", () => {
+    expect(Object.keys(json.paths).sort()).toEqual(expectedStatuses.map(([path]) => path).sort());
+    for (const [path, method, operationId, statuses] of expectedStatuses) {
+      const found = operation(path, method);
+      expect(found.operationId).toBe(operationId);
+      expect(Object.keys(found.responses).sort()).toEqual(statuses.sort());
+      for (const status of statuses.filter((status) => Number(status) >= 400)) {
+        expect(found.responses[status]?.content?.["application/json"]?.schema?.$ref).toBe(
+          "#/components/schemas/ErrorResponse",
+        );
+      }
+    }
+  });
+
+  test("the contract's schemas become components, referenced from the operations", () => {
+    for (const name of [
+      "PromptRun",
+      "CreatePromptRunRequest",
+      "CreatePromptRunResponse",
+      "StreamTokenResponse",
+      "ErrorResponse",
+      "TokenUsage",
+      "Cost",
+      "CostBlock",
+      "StreamMessage",
+      "RunTokenEvent",
+    ]) {
+      expect(json.components.schemas[name]).toBeDefined();
+    }
+    expect(
+      operation("/api/v1/promptruns/{id}", "get").responses["200"]?.content?.["application/json"]?.schema,
+    ).toEqual({
+      $ref: "#/components/schemas/PromptRun",
+    });
+    const createRun = json.paths["/api/v1/prompts/{slug}/{version}/runs"].post;
+    expect(createRun.requestBody.content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/CreatePromptRunRequest",
+    });
+    expect(Object.keys(createRun.responses["202"].headers)).toContain("Location");
+    expect(Object.keys(createRun.responses["429"].headers)).toEqual([
+      "Retry-After",
+      "RateLimit-Limit",
+      "RateLimit-Remaining",
+      "RateLimit-Reset",
+    ]);
+  });
+
+  test("every $ref resolves inside the document", () => {
+    const refs = JSON.stringify(json).match(/"\$ref":"[^"]+"/g) ?? [];
+    expect(refs.length).toBeGreaterThan(10);
+    for (const ref of refs) {
+      const pointer = ref.slice('"$ref":"#/'.length, -1).split("/");
+      const target = pointer.reduce<unknown>(
+        (node, key) => (node as Record<string, unknown> | undefined)?.[key],
+        json,
+      );
+      expect(target, ref).toBeDefined();
+    }
+  });
+
+  test("the stream endpoint documents text/event-stream and every event name", () => {
+    const stream = json.paths["/stream/{thread}"].get;
+    expect(Object.keys(stream.responses["200"].content)).toEqual(["text/event-stream"]);
+    expect(stream.security).toEqual([{ streamToken: [] }, { streamTokenQuery: [] }]);
+    const eventNames = json.components.schemas.StreamMessage.anyOf.map(
+      (message: { properties: { event: { const: string } } }) => message.properties.event.const,
+    );
+    expect(eventNames.sort()).toEqual([...streamEventTypes].sort());
+    for (const name of streamEventTypes) expect(stream.description).toContain(`\`${name}\``);
+  });
+
+  test("component schemas validate as JSON Schema 2020-12", () => {
+    const validator = createComponentValidator(document);
+    const run = {
+      id: "0196f3c1-1f0e-7a3b-8b7c-1234567890ab",
+      status: "completed",
+      createdAt: "2025-01-01T00:00:00.000Z",
+      finishedAt: "2025-01-01T00:00:01.000Z",
+      output: "hi",
+      error: null,
+      tokenUsage: { input: 3, inputCached: 0, output: 1, reasoning: 0, total: 4 },
+      cost: {
+        success: { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0, priced: false },
+        retries: { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 },
+        total: 0,
+      },
+      thread: "0196f3c1-1f0e-7a3b-8b7c-1234567890ac",
+      channel: "default",
+      prompt: { slug: "greet", version: 1, id: "0196f3c1-1f0e-7a3b-8b7c-1234567890ad" },
+      priority: "normal",
+      environment: "production",
+      metadata: {},
+      startedAt: "2025-01-01T00:00:00.500Z",
+      attempts: 1,
+    };
+    expect(validator.validate("PromptRun", run)).toEqual([]);
+    // Responses may gain fields later; clients must not break on them.
+    expect(validator.validate("PromptRun", { ...run, futureField: 1 })).toEqual([]);
+    expect(validator.validate("PromptRun", { ...run, status: "running" }).join()).toContain("/status");
+    expect(validator.validate("PromptRun", { ...run, createdAt: "yesterday" }).join()).toContain(
+      "/createdAt",
+    );
+    // Requests stay closed: unknown top-level fields are a 400.
+    expect(validator.validate("CreatePromptRunRequest", { inputs: {} })).toEqual([]);
+    expect(validator.validate("CreatePromptRunRequest", { inputs: {}, extra: 1 })).not.toEqual([]);
+  });
+});

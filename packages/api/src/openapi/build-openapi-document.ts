@@ -1,0 +1,321 @@
+import {
+  createRunRequestSchema,
+  createRunResponseSchema,
+  endEventSchema,
+  errorResponseSchema,
+  promptRunSchema,
+  readyEventSchema,
+  resetEventSchema,
+  runCompletedEventSchema,
+  runFailedEventSchema,
+  runStartedEventSchema,
+  runTokenEventSchema,
+  slugSchema,
+  streamTokenResponseSchema,
+  uuidSchema,
+} from "@promptrun/contract";
+import { z } from "zod";
+import { type CreateDocumentOptions, createDocument, type ZodOpenApiResponseObject } from "zod-openapi";
+
+export type OpenApiDocument = ReturnType<typeof createDocument>;
+
+const rateLimitHeaders = {
+  "RateLimit-Limit": z.string().meta({ description: "Requests allowed in a burst (bucket size)." }),
+  "RateLimit-Remaining": z.string().meta({ description: "Requests left in the bucket now." }),
+  "RateLimit-Reset": z.string().meta({ description: "Seconds until the bucket is full again." }),
+};
+
+const jsonBody = (schema: z.ZodType) => ({ "application/json": { schema } });
+
+function errorResponse(description: string, headers?: Record<string, z.ZodType>): ZodOpenApiResponseObject {
+  return {
+    description,
+    content: jsonBody(errorResponseSchema),
+    ...(headers ? { headers: z.object(headers) } : {}),
+  };
+}
+
+const errors = {
+  400: (description: string) => errorResponse(description),
+  401: errorResponse("Missing or invalid API key."),
+  403: errorResponse("The account has no active subscription."),
+  413: errorResponse("Request body larger than the limit (1 MiB by default)."),
+  415: errorResponse("Content-Type is missing or not application/json (any charset)."),
+  429: errorResponse("Rate limited; retry after the given number of seconds.", {
+    "Retry-After": z.string().meta({ description: "Seconds to wait before retrying." }),
+    ...rateLimitHeaders,
+  }),
+  500: errorResponse("Unexpected server error; the body never carries details."),
+};
+
+const streamEvents: Array<{ name: string; component: string; schema: z.ZodType; description: string }> = [
+  {
+    name: "ready",
+    component: "ReadyEvent",
+    schema: readyEventSchema,
+    description: "The subscription is live.",
+  },
+  {
+    name: "run.started",
+    component: "RunStartedEvent",
+    schema: runStartedEventSchema,
+    description: "A run of the thread started executing (again, with a higher attempt, on a retry).",
+  },
+  {
+    name: "run.token",
+    component: "RunTokenEvent",
+    schema: runTokenEventSchema,
+    description: "A piece of output text; index counts from 0 within a run.",
+  },
+  {
+    name: "run.completed",
+    component: "RunCompletedEvent",
+    schema: runCompletedEventSchema,
+    description: "The run finished with output, token usage and cost.",
+  },
+  {
+    name: "run.failed",
+    component: "RunFailedEvent",
+    schema: runFailedEventSchema,
+    description: "The run failed (or was cancelled) with an error message and the cost of what was consumed.",
+  },
+  {
+    name: "reset",
+    component: "ResetEvent",
+    schema: resetEventSchema,
+    description: "Last-Event-ID was older than the replay buffer: resynchronise, live events follow.",
+  },
+  {
+    name: "end",
+    component: "EndEvent",
+    schema: endEventSchema,
+    description: "The server closes the stream on purpose (shutdown, slow consumer, token expiry).",
+  },
+];
+
+const streamDescription = [
+  "Server-Sent Events of one thread. Every event has an `id:`, an `event:` name and JSON `data:`;",
+  "a `: ping` comment arrives every 5 seconds. Reconnect with `Last-Event-ID` (header or",
+  "`?lastEventId=`) to receive the events missed within the replay buffer (60 s by default).",
+  "",
+  "| event | data | meaning |",
+  "|---|---|---|",
+  ...streamEvents.map(
+    (event) =>
+      `| \`${event.name}\` | [${event.component}](#/components/schemas/${event.component}) | ${event.description} |`,
+  ),
+].join("\n");
+
+/**
+ * OpenAPI 3.1 cannot describe an event stream, so each SSE message is documented as an object
+ * of its three fields; on the wire they are `id:`, `event:` and `data:` lines.
+ */
+const streamMessageSchema = z
+  .union(
+    streamEvents.map((event) =>
+      z.object({
+        id: z.string().meta({ description: "SSE id; send it back as Last-Event-ID to resume." }),
+        event: z.literal(event.name).meta({ description: event.description }),
+        data: event.schema.meta({ id: event.component }),
+      }),
+    ),
+  )
+  .meta({
+    id: "StreamMessage",
+    description: "One SSE message (`id:`, `event:` and JSON `data:` lines on the wire).",
+  });
+
+const threadParam = uuidSchema.meta({ description: "Thread id (a UUID); the thread need not exist yet." });
+const runIdParam = uuidSchema.meta({ description: "Prompt run id (a UUID)." });
+const promptRunJson = jsonBody(promptRunSchema);
+
+/**
+ * Responses may gain fields (DESIGN.md allows extensions), so output objects stay open instead
+ * of zod's default `additionalProperties: false`.
+ */
+const openOutputObjects: CreateDocumentOptions["override"] = ({ jsonSchema, io }) => {
+  if (io === "output" && jsonSchema.additionalProperties === false) delete jsonSchema.additionalProperties;
+};
+
+/** The OpenAPI 3.1 document of the public REST surface, generated from the contract's zod schemas. */
+export function buildOpenApiDocument(options: { serverUrl?: string } = {}): OpenApiDocument {
+  return createDocument(
+    {
+      openapi: "3.1.0",
+      info: {
+        title: "Promptrun API",
+        version: "1.0.0",
+        description:
+          "Executes stored, versioned prompts against language models. Every error body is " +
+          '`{"error": "<message>"}` (with a machine-readable `code`). When several failures apply, the ' +
+          "first of: malformed path id (404), missing or invalid key (401), inactive subscription " +
+          "(403), content type (415), size (413), invalid JSON (400), unknown slug/version/tag/id " +
+          "(404), body and input validation (400).",
+      },
+      ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
+      security: [{ apiKey: [] }],
+      components: {
+        securitySchemes: {
+          apiKey: { type: "http", scheme: "bearer", description: "`Authorization: Bearer <API_KEY>`." },
+          streamToken: {
+            type: "http",
+            scheme: "bearer",
+            bearerFormat: "JWT",
+            description: "Short-lived stream token from the stream-token operation; one thread only.",
+          },
+          streamTokenQuery: {
+            type: "apiKey",
+            in: "query",
+            name: "token",
+            description:
+              "The stream token as `?token=` for the browser's EventSource, which cannot send headers.",
+          },
+        },
+      },
+      paths: {
+        "/api/v1/threads/{thread}/stream-token": {
+          post: {
+            operationId: "create_stream_token",
+            summary: "Create a streaming credential for a thread",
+            requestParams: { path: z.object({ thread: threadParam }) },
+            responses: {
+              200: {
+                description: "A token for the thread's stream, and the stream's URL.",
+                content: jsonBody(streamTokenResponseSchema),
+                headers: z.object(rateLimitHeaders),
+              },
+              401: errors[401],
+              403: errors[403],
+              404: errorResponse("The thread id is malformed."),
+              429: errors[429],
+              500: errors[500],
+            },
+          },
+        },
+        "/api/v1/prompts/{slug}/{version}/runs": {
+          post: {
+            operationId: "create_prompt_run",
+            summary: "Create a prompt run",
+            description:
+              "Queues a run of a stored prompt version; read it with get_prompt_run or follow it on the thread's stream.",
+            requestParams: {
+              path: z.object({
+                slug: slugSchema.meta({ description: "Prompt handle." }),
+                version: z.string().meta({
+                  description:
+                    "A UUID (version id), a version number (`^[1-9][0-9]*$`), `latest`, or otherwise a tag (case-sensitive).",
+                }),
+              }),
+              header: z.object({
+                "Idempotency-Key": z
+                  .string()
+                  .min(1)
+                  .max(255)
+                  .optional()
+                  .meta({ description: "Replays of the same key return the first response (24 h)." }),
+              }),
+            },
+            requestBody: { required: true, content: jsonBody(createRunRequestSchema) },
+            responses: {
+              202: {
+                description: "The run is durably queued.",
+                content: jsonBody(createRunResponseSchema),
+                headers: z.object({
+                  Location: z.string().meta({ description: "/api/v1/promptruns/{id}" }),
+                  "Idempotent-Replayed": z
+                    .literal("true")
+                    .optional()
+                    .meta({ description: "Present when an Idempotency-Key matched an earlier request." }),
+                  ...rateLimitHeaders,
+                }),
+              },
+              400: errors[400](
+                "Invalid JSON, too deep nesting, schema violation (unknown fields included), missing, unknown or mistyped input, envVars or metadata rules, unknown environment.",
+              ),
+              401: errors[401],
+              403: errors[403],
+              404: errorResponse("Unknown or malformed slug, version, tag or id."),
+              413: errors[413],
+              415: errors[415],
+              429: errors[429],
+              500: errors[500],
+            },
+          },
+        },
+        "/api/v1/promptruns/{id}": {
+          get: {
+            operationId: "get_prompt_run",
+            summary: "Get a prompt run",
+            description: "Allowed without an active subscription.",
+            requestParams: { path: z.object({ id: runIdParam }) },
+            responses: {
+              200: { description: "The prompt run.", content: promptRunJson },
+              401: errors[401],
+              404: errorResponse("Unknown or malformed id, or a run of another tenant."),
+              500: errors[500],
+            },
+          },
+        },
+        "/api/v1/promptruns/{id}/cancel": {
+          post: {
+            operationId: "cancel_prompt_run",
+            summary: "Cancel a prompt run (extension)",
+            description:
+              "Aborts the provider call; the run ends `failed` with error `cancelled` and keeps the cost of what was consumed.",
+            requestParams: { path: z.object({ id: runIdParam }) },
+            responses: {
+              200: { description: "The cancelled prompt run.", content: promptRunJson },
+              401: errors[401],
+              404: errorResponse("Unknown or malformed id, or a run of another tenant."),
+              409: errorResponse("The run has already ended."),
+              500: errors[500],
+            },
+          },
+        },
+        "/api/v1/openapi.json": {
+          get: {
+            operationId: "get_openapi_document",
+            summary: "This OpenAPI document",
+            security: [],
+            responses: {
+              200: {
+                description: "OpenAPI 3.1 document.",
+                content: { "application/json": { schema: { type: "object" } } },
+              },
+            },
+          },
+        },
+        "/stream/{thread}": {
+          get: {
+            operationId: "subscribe_thread",
+            summary: "Subscribe to a thread's live output (SSE)",
+            description: streamDescription,
+            security: [{ streamToken: [] }, { streamTokenQuery: [] }],
+            requestParams: {
+              path: z.object({ thread: threadParam }),
+              query: z.object({
+                lastEventId: z.string().optional().meta({
+                  description: "Resume after this event id (for EventSource, which cannot set headers).",
+                }),
+              }),
+              header: z.object({
+                "Last-Event-ID": z.string().optional().meta({ description: "Resume after this event id." }),
+              }),
+            },
+            responses: {
+              200: {
+                description: "An SSE stream; the events are listed in the operation's description.",
+                content: { "text/event-stream": { schema: streamMessageSchema } },
+              },
+              401: errorResponse("Missing, invalid or expired stream token."),
+              403: errorResponse("The token belongs to another thread."),
+              404: errorResponse("The thread id is malformed."),
+              500: errors[500],
+            },
+          },
+        },
+      },
+    },
+    { override: openOutputObjects },
+  );
+}

@@ -1,0 +1,123 @@
+export type WriteOutcome = "written" | "overflow" | "closed";
+
+export interface ByteQueueStream {
+  readonly stream: ReadableStream<Uint8Array>;
+  /**
+   * Queues a chunk; `overflow` (nothing queued) when the backlog would exceed the limit. `eventId`
+   * tags the chunk so `lastTakenEventId` can tell how far the reader has got.
+   */
+  write(chunk: Uint8Array, eventId?: string): WriteOutcome;
+  /**
+   * Ends the stream after `lastChunk`. With `discardBacklog` the queued chunks are released at once
+   * (a stalled reader then holds only `lastChunk`); otherwise they are delivered first.
+   */
+  finish(lastChunk: Uint8Array, options: { discardBacklog: boolean }): void;
+  /** Id of the last tagged chunk the response writer has taken (undefined before any). */
+  readonly lastTakenEventId: string | undefined;
+  /** Bytes accepted but not yet taken by the response writer. */
+  readonly queuedBytes: number;
+  /** Largest backlog seen over the stream's life (observability and tests). */
+  readonly peakQueuedBytes: number;
+}
+
+/**
+ * A pull-based byte stream with its own bounded queue. The response writer pulls only when the
+ * socket can take more, so the backlog is exactly what this subscriber has not yet consumed and a
+ * slow reader never grows memory past `maxQueuedBytes` (nor slows the writers).
+ */
+export function createByteQueueStream(options: {
+  maxQueuedBytes: number;
+  /** The reader went away (client disconnect). */
+  onCancel: () => void;
+}): ByteQueueStream {
+  const queue: Array<{ chunk: Uint8Array; eventId: string | undefined }> = [];
+  let queuedBytes = 0;
+  let peakQueuedBytes = 0;
+  let controller: ReadableStreamDefaultController<Uint8Array> | null = null;
+  let readerWaiting = false;
+  let lastTakenEventId: string | undefined;
+  let finishing = false;
+  let closed = false;
+
+  const closeController = () => {
+    if (closed) return;
+    closed = true;
+    try {
+      controller?.close();
+    } catch {
+      // Already closed or cancelled by the reader.
+    }
+  };
+
+  const deliver = (chunk: Uint8Array, eventId: string | undefined) => {
+    readerWaiting = false;
+    if (eventId !== undefined) lastTakenEventId = eventId;
+    controller?.enqueue(chunk);
+  };
+
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      start(streamController) {
+        controller = streamController;
+      },
+      pull() {
+        const next = queue.shift();
+        if (next === undefined) {
+          readerWaiting = true;
+          return;
+        }
+        queuedBytes -= next.chunk.byteLength;
+        deliver(next.chunk, next.eventId);
+        if (finishing && queue.length === 0) closeController();
+      },
+      cancel() {
+        closed = true;
+        queue.length = 0;
+        queuedBytes = 0;
+        options.onCancel();
+      },
+    },
+    // highWaterMark 0: pull() runs only while the writer is waiting for data.
+    { highWaterMark: 0 },
+  );
+
+  return {
+    stream,
+    write(chunk, eventId) {
+      if (closed || finishing) return "closed";
+      if (readerWaiting && queue.length === 0) {
+        deliver(chunk, eventId);
+        return "written";
+      }
+      if (queuedBytes + chunk.byteLength > options.maxQueuedBytes) return "overflow";
+      queue.push({ chunk, eventId });
+      queuedBytes += chunk.byteLength;
+      if (queuedBytes > peakQueuedBytes) peakQueuedBytes = queuedBytes;
+      return "written";
+    },
+    finish(lastChunk, { discardBacklog }) {
+      if (closed || finishing) return;
+      finishing = true;
+      if (discardBacklog) {
+        queue.length = 0;
+        queuedBytes = 0;
+      }
+      if (readerWaiting && queue.length === 0) {
+        deliver(lastChunk, undefined);
+        closeController();
+        return;
+      }
+      queue.push({ chunk: lastChunk, eventId: undefined });
+      queuedBytes += lastChunk.byteLength;
+    },
+    get lastTakenEventId() {
+      return lastTakenEventId;
+    },
+    get queuedBytes() {
+      return queuedBytes;
+    },
+    get peakQueuedBytes() {
+      return peakQueuedBytes;
+    },
+  };
+}

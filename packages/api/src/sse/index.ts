@@ -1,0 +1,73 @@
+import { isUuid } from "@promptrun/contract";
+import type { ApiDeps, StreamServer } from "../deps.ts";
+import { errorResponse, responseForError } from "../errors.ts";
+import { isSafeEventId } from "./encode.ts";
+import { openSseSession } from "./sse-session.ts";
+import { createStreamRegistry, type EndReason } from "./stream-registry.ts";
+
+export { createByteQueueStream } from "./byte-queue-stream.ts";
+export { encodeDeliveredEvent, encodeSseMessage } from "./encode.ts";
+export {
+  createStreamRegistry,
+  type EndableStream,
+  type EndReason,
+  type StreamRegistry,
+} from "./stream-registry.ts";
+export { type FeedItem, openThreadFeed } from "./thread-feed.ts";
+
+export interface StreamHandler {
+  (request: Request, threadId: string, server?: StreamServer): Promise<Response>;
+  /** Ends every open stream with `event: end` {reason} (graceful shutdown); returns how many. */
+  closeAllStreams(reason?: EndReason): number;
+  /** Streams currently open. */
+  openStreams(): number;
+}
+
+/** `Authorization: Bearer <token>` first, then `?token=` (the browser's EventSource cannot send headers). */
+function streamTokenOf(request: Request, url: URL): string | null {
+  const header = request.headers.get("authorization");
+  if (header !== null) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    return match?.[1] ?? null;
+  }
+  const fromQuery = url.searchParams.get("token");
+  return fromQuery === null || fromQuery === "" ? null : fromQuery;
+}
+
+function lastEventIdOf(request: Request, url: URL): string | null {
+  const id = request.headers.get("last-event-id") ?? url.searchParams.get("lastEventId");
+  return id === null || id === "" || !isSafeEventId(id) ? null : id;
+}
+
+/** `GET /stream/:thread`: a thread's live events over SSE, authorised by a stream token. */
+export function createStreamHandler(deps: ApiDeps): StreamHandler {
+  const registry = createStreamRegistry();
+
+  const handle = async (request: Request, threadId: string, server?: StreamServer): Promise<Response> => {
+    if (!isUuid(threadId)) return errorResponse("not_found", `malformed thread id '${threadId}'`);
+    const url = new URL(request.url);
+    const token = streamTokenOf(request, url);
+    if (token === null) return errorResponse("unauthorized", "missing stream token");
+    let claims: Awaited<ReturnType<typeof deps.services.streamTokens.verify>>;
+    try {
+      claims = await deps.services.streamTokens.verify(token, threadId);
+    } catch (error) {
+      return responseForError(error, deps.logger, { route: "/stream/:thread" });
+    }
+    // Bun would otherwise close a response that stays quiet past its idle timeout.
+    server?.timeout(request, 0);
+    return openSseSession({
+      deps,
+      request,
+      token,
+      claims,
+      lastEventId: lastEventIdOf(request, url),
+      registry,
+    });
+  };
+
+  return Object.assign(handle, {
+    closeAllStreams: (reason: EndReason = "shutdown") => registry.closeAll(reason),
+    openStreams: () => registry.size,
+  });
+}

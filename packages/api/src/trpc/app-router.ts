@@ -1,0 +1,23 @@
+import { createProcedures, createTrpcRoot, type TrpcRootOptions } from "./root.ts";
+import { createAdminRouter } from "./routers/admin-router.ts";
+import { createEnvironmentRouter } from "./routers/environment-router.ts";
+import { createKeyRouter } from "./routers/key-router.ts";
+import { createPromptRouter } from "./routers/prompt-router.ts";
+import { createRunRouter } from "./routers/run-router.ts";
+import { createThreadRouter } from "./routers/thread-router.ts";
+import { createWebhookRouter } from "./routers/webhook-router.ts";
+
+/** The whole tRPC surface: routers are nouns, procedures verbs, subscriptions `on…`. */
+export function createAppRouter(options: TrpcRootOptions) {
+  const t = createTrpcRoot(options);
+  const procedures = createProcedures(t);
+  return t.router({
+    prompt: createPromptRouter(t, procedures),
+    run: createRunRouter(t, procedures),
+    thread: createThreadRouter(t, procedures),
+    environment: createEnvironmentRouter(t, procedures),
+    webhook: createWebhookRouter(t, procedures),
+    key: createKeyRouter(t, procedures),
+    admin: createAdminRouter(t, procedures),
+  });
+}

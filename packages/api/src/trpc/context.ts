@@ -1,0 +1,64 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { PromptrunServices, TenantRecord } from "@promptrun/core";
+import type { ApiConfig, ApiDeps, Logger } from "../deps.ts";
+import type { StreamRegistry } from "../sse/stream-registry.ts";
+
+/** Who is calling, from `Authorization: Bearer …`. */
+export type Caller =
+  | { kind: "anonymous" }
+  | { kind: "tenant"; tenant: TenantRecord }
+  /** A stream token: reads the runs of its thread (`run.get`), nothing else. */
+  | { kind: "stream-token"; token: string }
+  /** An API key that did not authenticate: the error surfaces only where a tenant is required. */
+  | { kind: "rejected"; error: unknown };
+
+export interface TrpcContext {
+  services: PromptrunServices;
+  config: ApiConfig;
+  logger: Logger;
+  metrics: ApiDeps["metrics"];
+  caller: Caller;
+  /** `x-promptrun-admin-token` matched the configured operator token. */
+  isOperator: boolean;
+  /** Open subscriptions, so the handler can end them all at shutdown. */
+  subscriptions: StreamRegistry;
+}
+
+/** Stream tokens are JWTs (three base64url segments); API keys (`pr_live_…`) never contain a dot. */
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+const sha256 = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest();
+
+/** Constant time: both sides are hashed to 32 bytes first (timingSafeEqual throws on unequal lengths). */
+export function adminTokenMatches(presented: string | null, configured: string | undefined): boolean {
+  if (presented === null || configured === undefined || configured === "") return false;
+  return timingSafeEqual(sha256(presented), sha256(configured));
+}
+
+async function callerOf(services: PromptrunServices, authorization: string | null): Promise<Caller> {
+  if (authorization === null || authorization.trim() === "") return { kind: "anonymous" };
+  const bearer = BEARER.exec(authorization)?.[1];
+  if (bearer !== undefined && JWT_SHAPE.test(bearer)) return { kind: "stream-token", token: bearer };
+  try {
+    return { kind: "tenant", tenant: await services.auth.authenticate(authorization) };
+  } catch (error) {
+    return { kind: "rejected", error };
+  }
+}
+
+export async function createTrpcContext(
+  deps: ApiDeps,
+  request: Request,
+  subscriptions: StreamRegistry,
+): Promise<TrpcContext> {
+  return {
+    services: deps.services,
+    config: deps.config,
+    logger: deps.logger,
+    metrics: deps.metrics,
+    caller: await callerOf(deps.services, request.headers.get("authorization")),
+    isOperator: adminTokenMatches(request.headers.get("x-promptrun-admin-token"), deps.config.adminToken),
+    subscriptions,
+  };
+}

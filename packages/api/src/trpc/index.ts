@@ -1,0 +1,61 @@
+import { PromptrunError } from "@promptrun/core";
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { type ApiDeps, defaultApiConfig } from "../deps.ts";
+import { createStreamRegistry, type EndReason } from "../sse/stream-registry.ts";
+import { createAppRouter } from "./app-router.ts";
+import { createTrpcContext } from "./context.ts";
+import { isUnexpectedError } from "./error-formatter.ts";
+
+export type { Caller, TrpcContext } from "./context.ts";
+export type { PromptrunErrorData, PromptrunErrorShape } from "./error-formatter.ts";
+export type { ThreadEventMessage } from "./thread-events.ts";
+export { createAppRouter };
+
+/** The router with default settings: what `AppRouter` describes (handlers build their own with the configured ping). */
+export const appRouter = createAppRouter({ pingIntervalMs: defaultApiConfig.pingIntervalMs });
+export type AppRouter = typeof appRouter;
+
+export interface TrpcHandler {
+  (request: Request): Promise<Response>;
+  /** Ends every `thread.onEvents` subscription with an `end` event (graceful shutdown); returns how many. */
+  closeAllSubscriptions(reason?: EndReason): number;
+  openSubscriptions(): number;
+}
+
+/** The tRPC fetch handler, mounted at `/trpc`. */
+export function createTrpcHandler(deps: ApiDeps): TrpcHandler {
+  const router = createAppRouter({ pingIntervalMs: deps.config.pingIntervalMs });
+  const subscriptions = createStreamRegistry();
+
+  const handle = (request: Request): Promise<Response> =>
+    fetchRequestHandler({
+      endpoint: "/trpc",
+      req: request,
+      router,
+      createContext: () => createTrpcContext(deps, request, subscriptions),
+      onError: ({ error, path, type }) => {
+        if (!isUnexpectedError(error)) return;
+        const cause = error.cause ?? error;
+        deps.logger.error(
+          {
+            path,
+            type,
+            err: cause instanceof Error ? { message: cause.message, stack: cause.stack } : String(cause),
+          },
+          "unhandled error in tRPC procedure",
+        );
+      },
+      responseMeta: ({ errors }) => {
+        const retryAfter = errors
+          .map((error) => error.cause)
+          .find((cause) => PromptrunError.isInstance(cause) && cause.retryAfterSeconds !== undefined);
+        if (!PromptrunError.isInstance(retryAfter) || retryAfter.retryAfterSeconds === undefined) return {};
+        return { headers: { "retry-after": String(Math.max(1, Math.ceil(retryAfter.retryAfterSeconds))) } };
+      },
+    });
+
+  return Object.assign(handle, {
+    closeAllSubscriptions: (reason: EndReason = "shutdown") => subscriptions.closeAll(reason),
+    openSubscriptions: () => subscriptions.size,
+  });
+}

@@ -1,0 +1,45 @@
+import {
+  type Page,
+  type PromptSummary,
+  type PromptVersion,
+  type PushResult,
+  pageRequestSchema,
+  promptGetInputSchema,
+  promptPushInputSchema,
+  promptTagInputSchema,
+  promptVersionsInputSchema,
+} from "@promptrun/contract";
+import type { Procedures, TrpcRoot } from "../root.ts";
+
+export function createPromptRouter(t: TrpcRoot, { tenantProcedure }: Procedures) {
+  return t.router({
+    list: tenantProcedure
+      .input(pageRequestSchema)
+      .query(
+        ({ ctx, input }): Promise<Page<PromptSummary>> => ctx.services.prompts.list(ctx.tenant.id, input),
+      ),
+    get: tenantProcedure
+      .input(promptGetInputSchema)
+      .query(
+        ({ ctx, input }): Promise<PromptVersion> =>
+          ctx.services.prompts.get(ctx.tenant.id, input.slug, input.version),
+      ),
+    versions: tenantProcedure
+      .input(promptVersionsInputSchema)
+      .query(
+        ({ ctx, input: { slug, ...page } }): Promise<Page<PromptVersion>> =>
+          ctx.services.prompts.versions(ctx.tenant.id, slug, page),
+      ),
+    push: tenantProcedure
+      .input(promptPushInputSchema)
+      .mutation(
+        ({ ctx, input }): Promise<PushResult[]> => ctx.services.prompts.push(ctx.tenant.id, input.files),
+      ),
+    tag: tenantProcedure
+      .input(promptTagInputSchema)
+      .mutation(
+        ({ ctx, input }): Promise<PushResult> =>
+          ctx.services.prompts.tag(ctx.tenant.id, input.slug, input.version, input.tag),
+      ),
+  });
+}

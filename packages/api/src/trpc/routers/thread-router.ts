@@ -1,0 +1,29 @@
+import {
+  type StreamTokenResponse,
+  streamTokenInputSchema,
+  type Thread,
+  threadGetInputSchema,
+  threadSubscribeInputSchema,
+} from "@promptrun/contract";
+import type { Procedures, TrpcRoot } from "../root.ts";
+import { threadEvents } from "../thread-events.ts";
+
+export function createThreadRouter(t: TrpcRoot, { publicProcedure, tenantProcedure }: Procedures) {
+  return t.router({
+    /** Messages per channel. */
+    get: tenantProcedure
+      .input(threadGetInputSchema)
+      .query(({ ctx, input }): Promise<Thread> => ctx.services.threads.get(ctx.tenant.id, input.id)),
+    /** Like POST /api/v1/threads/{thread}/stream-token (subscription and rate limit checked by the service). */
+    streamToken: tenantProcedure
+      .input(streamTokenInputSchema)
+      .mutation(
+        ({ ctx, input }): Promise<StreamTokenResponse> =>
+          ctx.services.streamTokens.issue(ctx.tenant, input.thread),
+      ),
+    /** Live events of a thread over SSE, authorised by the stream token in the input. */
+    onEvents: publicProcedure
+      .input(threadSubscribeInputSchema)
+      .subscription(({ ctx, input, signal }) => threadEvents(ctx, input, signal)),
+  });
+}

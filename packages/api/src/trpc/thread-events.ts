@@ -1,0 +1,83 @@
+import type { StreamEvent, threadSubscribeInputSchema } from "@promptrun/contract";
+import { type TrackedEnvelope, tracked } from "@trpc/server";
+import type { z } from "zod";
+import { encodeDeliveredEvent, isSafeEventId } from "../sse/encode.ts";
+import { openThreadFeed, type ThreadFeed } from "../sse/thread-feed.ts";
+import type { TrpcContext } from "./context.ts";
+import { createSubscriptionInbox } from "./subscription-inbox.ts";
+
+/**
+ * What `thread.onEvents` yields. Clients receive `{ id, data: StreamEvent }` either way: run events
+ * are tracked with their bus id (so a reconnect resumes after it); control events (`ready`,
+ * `reset`, `end`) carry `id: ""` and leave the resume position alone.
+ */
+export type ThreadEventMessage = TrackedEnvelope<StreamEvent> | { id: ""; data: StreamEvent };
+
+/** Control events are tiny; a fixed estimate keeps the byte accounting honest without encoding them. */
+const CONTROL_EVENT_BYTES = 128;
+
+const control = (event: StreamEvent): ThreadEventMessage => ({ id: "", data: event });
+
+/**
+ * The events of one thread for a stream-token holder: the same sequence as GET /stream/:thread
+ * (ready, replay or reset, live events, end), resumable with `lastEventId`.
+ */
+export async function* threadEvents(
+  ctx: TrpcContext,
+  input: z.infer<typeof threadSubscribeInputSchema>,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<ThreadEventMessage, void, unknown> {
+  const { services, config } = ctx;
+  const claims = await services.streamTokens.verify(input.token, input.thread);
+  const lastEventId = input.lastEventId && isSafeEventId(input.lastEventId) ? input.lastEventId : null;
+  const inbox = createSubscriptionInbox<ThreadEventMessage>(config.subscriberBufferBytes);
+  let feed: ThreadFeed | null = null;
+  ctx.metrics?.streamOpened();
+  const unregister = ctx.subscriptions.add({ end: (reason) => inbox.end(reason, { discardBacklog: false }) });
+  let checkingToken = false;
+  const expiryTimer = setInterval(() => {
+    if (checkingToken) return;
+    checkingToken = true;
+    services.streamTokens
+      .verify(input.token, claims.threadId)
+      .then(
+        () => {},
+        () => inbox.end("token_expired", { discardBacklog: false }),
+      )
+      .finally(() => {
+        checkingToken = false;
+      });
+  }, config.pingIntervalMs);
+
+  try {
+    feed = openThreadFeed({
+      bus: services.events,
+      tenantId: claims.tenantId,
+      threadId: claims.threadId,
+      lastEventId,
+      onItem: (item) => {
+        if (item.kind === "control") {
+          inbox.push({ value: control(item.event), bytes: CONTROL_EVENT_BYTES });
+          return;
+        }
+        const { delivered } = item;
+        inbox.push({
+          value: tracked(delivered.id, delivered.event),
+          bytes: encodeDeliveredEvent(delivered).byteLength,
+        });
+      },
+    });
+    for await (const next of inbox.drain(signal)) {
+      if ("end" in next) {
+        yield control({ type: "end", data: { reason: next.end } });
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    feed?.close();
+    clearInterval(expiryTimer);
+    unregister();
+    ctx.metrics?.streamClosed();
+  }
+}

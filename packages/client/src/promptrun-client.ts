@@ -1,0 +1,174 @@
+import {
+  type CreateRunRequest,
+  type CreateRunResponse,
+  createRunResponseSchema,
+  type PromptRun,
+  promptRunSchema,
+  type StreamEnvelope,
+  type StreamTokenResponse,
+  streamTokenResponseSchema,
+} from "@promptrun/contract";
+import type { z } from "zod";
+import { ApiError } from "./api-error.ts";
+import { delay } from "./delay.ts";
+import { type SubscribeToThreadOptions, subscribeToThread } from "./subscribe-to-thread.ts";
+
+/** The `fetch` signature the client needs (the global one, or an injected one in tests). */
+export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** Options of {@link createPromptrunClient}. */
+export interface PromptrunClientOptions {
+  /** Promptrun's base URL, e.g. `http://127.0.0.1:3000` (without `/api/v1`). */
+  baseUrl: string;
+  /** Tenant API key. Server side only: never hand it to a browser. */
+  apiKey?: string;
+  /** Replaces the global `fetch`. */
+  fetch?: FetchFunction;
+}
+
+/** Options of `runs.create`. */
+export interface CreateRunOptions {
+  /** Sent as `Idempotency-Key`: a retried create with the same key returns the first run. */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+/** Options of `runs.wait`. */
+export interface WaitForRunOptions {
+  signal?: AbortSignal;
+  /** Milliseconds between polls (default 500). */
+  intervalMs?: number;
+  /** Gives up with an ApiError of code `timeout` after this many milliseconds (default 120 000). */
+  timeoutMs?: number;
+}
+
+/** Options of `threads.subscribe`: those of {@link subscribeToThread} minus the credentials. */
+export type ThreadSubscribeOptions = Omit<SubscribeToThreadOptions, "url" | "token" | "getToken" | "fetch">;
+
+/** A typed client of Promptrun's REST API (`/api/v1`). Every method throws {@link ApiError} on failure. */
+export interface PromptrunClient {
+  runs: {
+    /** Starts a run of prompt `slug` at `version` (number, tag, `latest` or version id). */
+    create(
+      slug: string,
+      version: string | number,
+      body: CreateRunRequest,
+      options?: CreateRunOptions,
+    ): Promise<CreateRunResponse>;
+    /** Reads a run. */
+    get(id: string, options?: { signal?: AbortSignal }): Promise<PromptRun>;
+    /** Polls a run until it is no longer pending and returns it; transient errors are retried. */
+    wait(id: string, options?: WaitForRunOptions): Promise<PromptRun>;
+    /** Cancels a pending run (it ends `failed` with error `cancelled`); code `conflict` if it already ended. */
+    cancel(id: string): Promise<PromptRun>;
+  };
+  threads: {
+    /** Mints a short-lived token that lets a browser subscribe to `thread`. Needs the API key. */
+    createStreamToken(thread: string): Promise<StreamTokenResponse>;
+    /** Subscribes to a thread with tokens minted by this client (server-side consumers). */
+    subscribe(thread: string, options?: ThreadSubscribeOptions): AsyncIterable<StreamEnvelope>;
+  };
+}
+
+/** Creates a {@link PromptrunClient}. */
+export function createPromptrunClient(options: PromptrunClientOptions): PromptrunClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  const fetchFunction: FetchFunction = options.fetch ?? ((input, init) => fetch(input, init));
+
+  async function request<Schema extends z.ZodType>(
+    method: string,
+    path: string,
+    schema: Schema,
+    init: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal | undefined } = {},
+  ): Promise<z.infer<Schema>> {
+    const headers: Record<string, string> = { accept: "application/json", ...init.headers };
+    if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+    if (init.body !== undefined) headers["content-type"] = "application/json";
+    let response: Response;
+    try {
+      response = await fetchFunction(`${baseUrl}${path}`, {
+        method,
+        headers,
+        body: init.body === undefined ? null : JSON.stringify(init.body),
+        signal: init.signal ?? null,
+      });
+    } catch (error) {
+      if (init.signal?.aborted) throw init.signal.reason;
+      throw ApiError.network(error);
+    }
+    if (!response.ok) throw await ApiError.fromResponse(response);
+    const text = await response.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw new ApiError(response.status, "invalid_response", `${method} ${path}: response is not JSON`, {
+        cause: error,
+      });
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      throw new ApiError(
+        response.status,
+        "invalid_response",
+        `${method} ${path}: response does not match the contract: ${parsed.error.message}`,
+        { cause: parsed.error },
+      );
+    }
+    return parsed.data;
+  }
+
+  const runs: PromptrunClient["runs"] = {
+    create(slug, version, body, createOptions = {}) {
+      const headers: Record<string, string> = {};
+      if (createOptions.idempotencyKey) headers["idempotency-key"] = createOptions.idempotencyKey;
+      const path = `/api/v1/prompts/${encodeURIComponent(slug)}/${encodeURIComponent(String(version))}/runs`;
+      return request("POST", path, createRunResponseSchema, { body, headers, signal: createOptions.signal });
+    },
+    get(id, getOptions = {}) {
+      return request("GET", `/api/v1/promptruns/${encodeURIComponent(id)}`, promptRunSchema, {
+        signal: getOptions.signal,
+      });
+    },
+    async wait(id, waitOptions = {}) {
+      const intervalMs = waitOptions.intervalMs ?? 500;
+      const deadline = Date.now() + (waitOptions.timeoutMs ?? 120_000);
+      const signal = waitOptions.signal;
+      for (;;) {
+        if (signal?.aborted) throw signal.reason;
+        try {
+          const run = await runs.get(id, { signal });
+          if (run.status !== "pending") return run;
+        } catch (error) {
+          if (!(ApiError.isInstance(error) && error.isRetryable)) throw error;
+        }
+        const remaining = deadline - Date.now();
+        if (remaining <= 0)
+          throw new ApiError(0, "timeout", `run ${id} still pending after the wait timeout`);
+        await delay(Math.min(intervalMs, remaining), signal);
+      }
+    },
+    cancel(id) {
+      return request("POST", `/api/v1/promptruns/${encodeURIComponent(id)}/cancel`, promptRunSchema);
+    },
+  };
+
+  const threads: PromptrunClient["threads"] = {
+    createStreamToken(thread) {
+      return request(
+        "POST",
+        `/api/v1/threads/${encodeURIComponent(thread)}/stream-token`,
+        streamTokenResponseSchema,
+      );
+    },
+    subscribe(thread, subscribeOptions = {}) {
+      return subscribeToThread({
+        ...subscribeOptions,
+        getToken: () => threads.createStreamToken(thread),
+        fetch: fetchFunction,
+      });
+    },
+  };
+
+  return { runs, threads };
+}

@@ -1,0 +1,115 @@
+import { APICallError } from "@ai-sdk/provider";
+import { PromptrunError } from "../errors.ts";
+import { parseRetryAfter } from "./backoff.ts";
+import { RunInterruption } from "./run-interruption.ts";
+
+/** For metrics: why an attempt failed. */
+export type FailureReason =
+  | "rate_limited"
+  | "server_error"
+  | "client_error"
+  | "network"
+  | "stream_interrupted"
+  | "idle_timeout"
+  | "attempt_timeout"
+  | "configuration"
+  | "unknown";
+
+export interface AttemptFailure {
+  retryable: boolean;
+  /** Safe to store and show: provider status and message, credentials redacted. */
+  message: string;
+  reason: FailureReason;
+  retryAfterMs: number | null;
+}
+
+/** 4xx means "this request will never work" except timeouts, conflicts, too-early and rate limits. */
+const TRANSIENT_CLIENT_STATUSES = new Set([408, 409, 425, 429]);
+
+const KEY_LIKE = /\b(sk|pk|rk|key|sess)[-_][A-Za-z0-9_\-*.]{6,}/g;
+
+/** Removes the credentials in use, and anything shaped like a key, from a message. */
+export function redact(message: string, secrets: string[]): string {
+  let safe = message;
+  for (const secret of secrets) if (secret.length >= 4) safe = safe.split(secret).join("[redacted]");
+  return safe.replace(KEY_LIKE, "[redacted]");
+}
+
+const findInCauses = <T>(error: unknown, match: (value: unknown) => value is T): T | null => {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
+    if (match(current)) return current;
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return null;
+};
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+const describeApiCallError = (provider: string, error: APICallError): string => {
+  const cause =
+    error.cause instanceof Error && error.cause.message !== error.message ? error.cause.message : "";
+  const status = error.statusCode;
+  if (status !== undefined && status >= 400) return `${provider} returned ${status}: ${error.message}`;
+  return `${provider} call failed: ${error.message}${cause ? ` (${cause})` : ""}`;
+};
+
+/** Sorts an attempt's error into retryable or not, with a message fit for the run's `error`. */
+export function classifyAttemptError(
+  error: unknown,
+  context: {
+    provider: string;
+    secrets: string[];
+    now: Date;
+    idleTimeoutMs: number;
+    attemptTimeoutMs: number;
+  },
+): AttemptFailure {
+  const { provider } = context;
+  const finish = (
+    retryable: boolean,
+    reason: FailureReason,
+    message: string,
+    retryAfterMs: number | null = null,
+  ) => ({
+    retryable,
+    reason,
+    message: redact(message, context.secrets),
+    retryAfterMs,
+  });
+
+  const interruption = findInCauses(
+    error,
+    (value): value is RunInterruption => value instanceof RunInterruption,
+  );
+  if (interruption?.kind === "idle") {
+    return finish(
+      true,
+      "idle_timeout",
+      `${provider} sent nothing for ${context.idleTimeoutMs} ms (idle timeout)`,
+    );
+  }
+  if (interruption?.kind === "timeout") {
+    return finish(true, "attempt_timeout", `${provider} call timed out after ${context.attemptTimeoutMs} ms`);
+  }
+
+  // Our own refusals (a tenant URL on a private range…) surface through the provider's fetch.
+  const refusal = findInCauses(error, PromptrunError.isInstance);
+  if (refusal) return finish(false, "configuration", refusal.message);
+
+  const apiError = findInCauses(error, APICallError.isInstance);
+  if (apiError) {
+    const status = apiError.statusCode;
+    const message = describeApiCallError(provider, apiError);
+    const retryAfterMs = parseRetryAfter(apiError.responseHeaders, context.now);
+    if (status === 429) return finish(true, "rate_limited", message, retryAfterMs);
+    if (status !== undefined && status >= 500) return finish(true, "server_error", message, retryAfterMs);
+    if (status !== undefined && status >= 400) {
+      const transient = TRANSIENT_CLIENT_STATUSES.has(status);
+      return finish(transient, transient ? "server_error" : "client_error", message, retryAfterMs);
+    }
+    if (status !== undefined && status < 300) return finish(true, "stream_interrupted", message);
+    return finish(true, "network", message);
+  }
+  return finish(true, "unknown", `${provider} call failed: ${messageOf(error)}`);
+}

@@ -1,0 +1,3 @@
+export type { AttemptFailure, FailureReason } from "./attempt-failure.ts";
+export { createEngine, type EngineDeps } from "./engine.ts";
+export { RunScheduler, type ScheduledRun, type SchedulerOptions, type SchedulerStats } from "./scheduler.ts";

@@ -1,0 +1,423 @@
+import type { LanguageModelV4 } from "@ai-sdk/provider";
+import type { Cost, CostBlock, PromptDefinition, PromptMessage, TokenUsage } from "@promptrun/contract";
+import { type ModelMessage, streamText } from "ai";
+import type { PromptrunConfig } from "../config.ts";
+import { loadEnvironmentVars } from "../environments/load-environment-vars.ts";
+import { PromptrunError } from "../errors.ts";
+import { type AttemptObservation, observeAttempt } from "../models/attempt-observer.ts";
+import type { ModelGateway, ResolvedModel } from "../models/model-gateway.ts";
+import { tokenUsageFromProvider, tokenUsageFromSdk } from "../models/token-usage.ts";
+import type {
+  Clock,
+  MemoryMessage,
+  RunRecord,
+  Store,
+  ThreadEventBus,
+  WebhookDeliveryRecord,
+} from "../ports.ts";
+import { buildCost, costBlock, sumCostBlocks, zeroCostBlock } from "../pricing/cost.ts";
+import { lookupModelPrice } from "../pricing/model-price.ts";
+import type { SecretBox } from "../security/secret-box.ts";
+import type { EngineMetrics } from "../services.ts";
+import { renderMessages } from "../templating/template.ts";
+import { abortableSleep } from "./abortable-sleep.ts";
+import { type AttemptFailure, classifyAttemptError } from "./attempt-failure.ts";
+import { retryDelayMs } from "./backoff.ts";
+import { RunInterruption } from "./run-interruption.ts";
+
+export interface RunExecutorDeps {
+  store: Store;
+  config: PromptrunConfig;
+  clock: Clock;
+  events: ThreadEventBus;
+  secrets: SecretBox;
+  models: ModelGateway;
+  buildWebhookDeliveries?: ((run: RunRecord) => Promise<WebhookDeliveryRecord[]>) | undefined;
+  metrics?: EngineMetrics | undefined;
+  /** Jitter source (tests pin it). */
+  random: () => number;
+}
+
+/**
+ * completed / failed: this execution ended the run (the store accepted it).
+ * already-ended: the store said the run had ended elsewhere (CAS lost).
+ * interrupted: stopped for shutdown; the run stays pending and resumes on the next start.
+ */
+export type ExecutionOutcome =
+  | { kind: "completed" }
+  | { kind: "failed"; cancelled: boolean }
+  | { kind: "already-ended" }
+  | { kind: "interrupted" };
+
+export const CANCELLED = "cancelled";
+
+/** Rough tokens of text when a provider reported nothing (≈ 4 characters per token). */
+const estimateTokens = (messages: PromptMessage[]): number =>
+  Math.ceil(messages.reduce((sum, message) => sum + message.content.length, 0) / 4);
+
+interface PreparedRun {
+  definition: PromptDefinition;
+  resolved: ResolvedModel;
+  messages: PromptMessage[];
+  /** The rendered user/assistant messages: what this exchange adds to the channel memory. */
+  exchange: MemoryMessage[];
+}
+
+type AttemptResult =
+  | { ok: true; output: string; usage: TokenUsage }
+  | { ok: false; failure: AttemptFailure; interruption: RunInterruption | null; consumed: TokenUsage };
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** Runs one run to its end (or until shutdown interrupts it). Never throws for run-level failures. */
+export async function executeRun(
+  deps: RunExecutorDeps,
+  run: RunRecord,
+  envVars: Record<string, string> | undefined,
+  signal: AbortSignal,
+): Promise<ExecutionOutcome> {
+  const { config, clock, events, store } = deps;
+  const retryBlocks: CostBlock[] = [];
+  /** First attempt's start, for the final record handed to webhooks. */
+  let startedAt = run.startedAt;
+  /** Metrics label: the prompt's `provider:model` once known. */
+  let modelLabel = "unknown";
+
+  const priceBlock = (modelRef: string, usage: TokenUsage): CostBlock =>
+    costBlock(
+      usage,
+      lookupModelPrice(modelRef, {
+        overrides: config.priceOverrides,
+        inputTokens: usage.input,
+        at: clock.now(),
+      }),
+    );
+
+  const endFailed = async (
+    error: string,
+    cancelled: boolean,
+    lastAttempt: number,
+  ): Promise<ExecutionOutcome> => {
+    const finishedAt = clock.now();
+    const cost: Cost = buildCost(
+      zeroCostBlock(retryBlocks.every((block) => block.priced !== false)),
+      sumCostBlocks(retryBlocks),
+    );
+    const finalRun: RunRecord = {
+      ...run,
+      status: "failed",
+      error,
+      output: null,
+      tokenUsage: null,
+      cost,
+      startedAt,
+      finishedAt,
+      attempts: lastAttempt,
+      encryptedEnvVars: null,
+    };
+    const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
+    const ended = await store.runs.fail(run.id, { error, cost, finishedAt, deliveries });
+    if (!ended) return { kind: "already-ended" };
+    events.publish(run.tenantId, run.threadId, {
+      type: "run.failed",
+      data: { runId: run.id, error, cost, finishedAt: finishedAt.toISOString() },
+    });
+    deps.metrics?.runFinished("failed", modelLabel, finishedAt.getTime() - run.createdAt.getTime());
+    return { kind: "failed", cancelled };
+  };
+
+  const whenAborted = (lastAttempt: number): Promise<ExecutionOutcome> | ExecutionOutcome => {
+    const interruption = RunInterruption.of(signal);
+    if (interruption?.kind === "stop") return { kind: "interrupted" };
+    return endFailed(CANCELLED, true, lastAttempt);
+  };
+
+  let prepared: PreparedRun;
+  try {
+    prepared = await prepare(deps, run, envVars);
+  } catch (error) {
+    if (signal.aborted) return whenAborted(run.attempts);
+    const message = PromptrunError.isInstance(error)
+      ? error.message
+      : `run could not start: ${messageOf(error)}`;
+    return endFailed(message, false, run.attempts);
+  }
+  const { definition } = prepared;
+  modelLabel = definition.model;
+
+  // A resumed run continues its attempt count but always gets at least one more attempt.
+  const firstAttempt = run.attempts + 1;
+  const lastAllowedAttempt = Math.max(config.run.maxAttempts, firstAttempt);
+  let tokensSinceStartedEvent = true;
+
+  for (let attempt = firstAttempt; ; attempt++) {
+    if (signal.aborted) return whenAborted(attempt - 1);
+    const attemptStart = clock.now();
+    await store.runs.markStarted(run.id, attemptStart, attempt);
+    startedAt ??= attemptStart;
+    // A retry after tokens went out restarts the text: clients drop what they had (contract).
+    if (tokensSinceStartedEvent) {
+      events.publish(run.tenantId, run.threadId, {
+        type: "run.started",
+        data: {
+          runId: run.id,
+          thread: run.threadId,
+          channel: run.channel,
+          prompt: { slug: run.promptSlug, version: run.promptVersion },
+          attempt,
+        },
+      });
+      tokensSinceStartedEvent = false;
+    }
+
+    const attemptStartedAt = Date.now();
+    const result = await runAttempt(deps, run, prepared, signal, () => {
+      tokensSinceStartedEvent = true;
+    });
+    // Shutdown and cancel are our doing, not the provider's: not counted as provider calls.
+    if (
+      result.ok ||
+      !result.interruption ||
+      result.interruption.kind === "idle" ||
+      result.interruption.kind === "timeout"
+    ) {
+      deps.metrics?.providerCall(modelLabel, result.ok ? "ok" : "error", Date.now() - attemptStartedAt);
+    }
+
+    if (result.ok) {
+      const finishedAt = clock.now();
+      const cost = buildCost(priceBlock(definition.model, result.usage), sumCostBlocks(retryBlocks));
+      const memory: MemoryMessage[] = [...prepared.exchange, { role: "assistant", content: result.output }];
+      const finalRun: RunRecord = {
+        ...run,
+        status: "completed",
+        output: result.output,
+        error: null,
+        tokenUsage: result.usage,
+        cost,
+        startedAt,
+        finishedAt,
+        attempts: attempt,
+        encryptedEnvVars: null,
+      };
+      const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
+      const ended = await store.runs.complete(run.id, {
+        output: result.output,
+        tokenUsage: result.usage,
+        cost,
+        finishedAt,
+        memory,
+        deliveries,
+      });
+      if (!ended) return { kind: "already-ended" };
+      events.publish(run.tenantId, run.threadId, {
+        type: "run.completed",
+        data: {
+          runId: run.id,
+          output: result.output,
+          tokenUsage: result.usage,
+          cost,
+          finishedAt: finishedAt.toISOString(),
+        },
+      });
+      deps.metrics?.runFinished("completed", modelLabel, finishedAt.getTime() - run.createdAt.getTime());
+      return { kind: "completed" };
+    }
+
+    retryBlocks.push(priceBlock(definition.model, result.consumed));
+    if (result.interruption?.kind === "stop") return { kind: "interrupted" };
+    if (result.interruption?.kind === "cancel") return endFailed(CANCELLED, true, attempt);
+    const { failure } = result;
+    if (!failure.retryable) return endFailed(failure.message, false, attempt);
+    if (attempt >= lastAllowedAttempt) {
+      return endFailed(
+        `gave up after ${attempt} attempt${attempt === 1 ? "" : "s"}: ${failure.message}`,
+        false,
+        attempt,
+      );
+    }
+    const delay = retryDelayMs({
+      retry: attempt - firstAttempt,
+      baseMs: config.run.backoffBaseMs,
+      maxMs: config.run.backoffMaxMs,
+      retryAfterMs: failure.retryAfterMs,
+      random: deps.random,
+    });
+    if (!(await abortableSleep(delay, signal))) return whenAborted(attempt);
+  }
+}
+
+/** Loads what the run needs: version, env (environment + run overrides), model, messages. */
+async function prepare(
+  deps: RunExecutorDeps,
+  run: RunRecord,
+  plaintextEnvVars: Record<string, string> | undefined,
+): Promise<PreparedRun> {
+  const { store, secrets } = deps;
+  const version = await store.prompts.resolveVersion(run.tenantId, run.promptSlug, {
+    kind: "id",
+    id: run.promptVersionId,
+  });
+  if (!version) {
+    throw new PromptrunError(
+      "not_found",
+      `prompt ${run.promptSlug} version ${run.promptVersion} no longer exists`,
+    );
+  }
+  const definition = version.definition;
+
+  let environmentEnv: Record<string, string>;
+  try {
+    environmentEnv = await loadEnvironmentVars(store, secrets, run.tenantId, run.environment);
+  } catch (error) {
+    if (PromptrunError.isInstance(error)) throw error;
+    throw new PromptrunError(
+      "internal",
+      `the env vars of environment '${run.environment}' could not be decrypted (was PROMPTRUN_SECRET changed?)`,
+    );
+  }
+  let runEnv = plaintextEnvVars;
+  if (!runEnv && run.encryptedEnvVars) {
+    try {
+      runEnv = secrets.decryptJson<Record<string, string>>(run.encryptedEnvVars);
+    } catch {
+      throw new PromptrunError(
+        "internal",
+        "the run's envVars could not be decrypted (was PROMPTRUN_SECRET changed?)",
+      );
+    }
+  }
+  const tenantEnv = { ...environmentEnv, ...runEnv };
+
+  const resolved = await deps.models.resolve({
+    modelRef: definition.model,
+    tenantEnv,
+    params: definition.params,
+  });
+  const rendered = renderMessages(definition, run.inputs, tenantEnv);
+  const system = rendered.filter((message) => message.role === "system");
+  const exchange = rendered.filter(
+    (message): message is MemoryMessage => message.role === "user" || message.role === "assistant",
+  );
+  const memory = await store.runs.memory(run.tenantId, run.threadId, run.channel);
+  return { definition, resolved, messages: [...system, ...memory, ...exchange], exchange };
+}
+
+/** What a failed attempt consumed: reported usage, else Anthropic's announced input, else an estimate. */
+function consumedBy(observation: AttemptObservation, messages: PromptMessage[]): TokenUsage {
+  if (observation.reportedUsage) return tokenUsageFromProvider(observation.reportedUsage);
+  const output = observation.textChunks;
+  // The prompt was certainly processed once text came back; before that we cannot know.
+  const input = observation.announcedInputTokens ?? (output > 0 ? estimateTokens(messages) : 0);
+  return { input, inputCached: 0, output, reasoning: 0, total: input + output };
+}
+
+const toModelMessages = (messages: PromptMessage[]): ModelMessage[] =>
+  messages.map((message) => ({ role: message.role, content: message.content }));
+
+/** One provider call: streams tokens to the thread, with idle and whole-attempt timeouts. */
+async function runAttempt(
+  deps: RunExecutorDeps,
+  run: RunRecord,
+  prepared: PreparedRun,
+  runSignal: AbortSignal,
+  onFirstToken: () => void,
+): Promise<AttemptResult> {
+  const { config, events } = deps;
+  const { resolved, definition } = prepared;
+  const controller = new AbortController();
+  const abort = (reason: RunInterruption) => {
+    if (!controller.signal.aborted) controller.abort(reason);
+  };
+  const forwardRunAbort = () => abort(RunInterruption.of(runSignal) ?? new RunInterruption("cancel"));
+  runSignal.addEventListener("abort", forwardRunAbort, { once: true });
+  // A cancel that landed just before the listener existed must still stop this attempt.
+  if (runSignal.aborted) forwardRunAbort();
+  const attemptTimer = setTimeout(() => abort(new RunInterruption("timeout")), config.run.attemptTimeoutMs);
+  let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  const touch = () => {
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => abort(new RunInterruption("idle")), config.run.idleTimeoutMs);
+  };
+  touch();
+
+  const { model, observation } = observeAttempt(resolved.model as LanguageModelV4, touch);
+  const params = definition.params;
+  let output = "";
+  let index = 0;
+  let streamError: unknown;
+  let finished: { usage: TokenUsage; reason: string } | null = null;
+  try {
+    const result = streamText({
+      model,
+      messages: toModelMessages(prepared.messages),
+      allowSystemInMessages: true,
+      maxRetries: 0,
+      abortSignal: controller.signal,
+      temperature: params.temperature,
+      topP: params.topP,
+      maxOutputTokens: params.maxOutputTokens,
+      stopSequences: params.stopSequences,
+      seed: params.seed,
+      // Errors arrive as stream parts; the default handler would log them to the console.
+      onError: () => {},
+    });
+    for await (const part of result.fullStream) {
+      if (part.type === "text-delta") {
+        if (part.text.length === 0) continue;
+        if (index === 0) onFirstToken();
+        output += part.text;
+        events.publish(run.tenantId, run.threadId, {
+          type: "run.token",
+          data: { runId: run.id, channel: run.channel, index: index++, delta: part.text },
+        });
+      } else if (part.type === "error") {
+        streamError ??= part.error;
+      } else if (part.type === "finish") {
+        finished = { usage: tokenUsageFromSdk(part.totalUsage), reason: part.finishReason };
+      }
+    }
+  } catch (error) {
+    streamError ??= error;
+  } finally {
+    clearTimeout(attemptTimer);
+    clearTimeout(idleTimer);
+    runSignal.removeEventListener("abort", forwardRunAbort);
+  }
+
+  const interruption = RunInterruption.of(controller.signal);
+  const classify = (error: unknown) =>
+    classifyAttemptError(error, {
+      provider: resolved.provider,
+      secrets: resolved.secrets,
+      now: deps.clock.now(),
+      idleTimeoutMs: config.run.idleTimeoutMs,
+      attemptTimeoutMs: config.run.attemptTimeoutMs,
+    });
+  if (interruption) {
+    return {
+      ok: false,
+      failure: classify(interruption),
+      interruption,
+      consumed: consumedBy(observation, prepared.messages),
+    };
+  }
+  if (streamError !== undefined) {
+    return {
+      ok: false,
+      failure: classify(streamError),
+      interruption: null,
+      consumed: consumedBy(observation, prepared.messages),
+    };
+  }
+  if (!finished || finished.reason === "error" || finished.reason === "interrupted") {
+    const failure: AttemptFailure = {
+      retryable: true,
+      reason: "stream_interrupted",
+      message: `${resolved.provider} stream ended before the response was complete`,
+      retryAfterMs: null,
+    };
+    return { ok: false, failure, interruption: null, consumed: consumedBy(observation, prepared.messages) };
+  }
+  return { ok: true, output, usage: finished.usage };
+}

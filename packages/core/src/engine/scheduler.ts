@@ -1,0 +1,237 @@
+import type { Priority } from "@promptrun/contract";
+import { type HeapItem, IndexedHeap, outsideHeap } from "./indexed-heap.ts";
+
+export interface ScheduledRun {
+  runId: string;
+  tenantId: string;
+  threadId: string;
+  channel: string;
+  priority: Priority;
+  /** Epoch ms (the run's createdAt): orders its channel and ages its priority. */
+  enqueuedAt: number;
+}
+
+export interface SchedulerOptions {
+  /** Runs executing at once, in all. */
+  concurrency: number;
+  /** Runs executing at once per tenant. */
+  tenantConcurrency: number;
+  /** What one priority class is worth in queueing time (config.agingSeconds, in ms). */
+  agingMs: number;
+}
+
+export interface SchedulerStats {
+  queued: Record<Priority, number>;
+  executing: number;
+}
+
+interface QueueNode extends HeapItem {
+  run: ScheduledRun;
+  /** enqueuedAt + class offset: the smallest goes first, so a waiting low run eventually wins. */
+  deadline: number;
+  sequence: number;
+  channel: ChannelState;
+  previous: QueueNode | null;
+  next: QueueNode | null;
+}
+
+interface ChannelState {
+  key: string;
+  tenant: TenantState;
+  first: QueueNode | null;
+  last: QueueNode | null;
+  /** The run of this channel that is executing (the channel's next waits for it to end). */
+  executing: string | null;
+}
+
+interface TenantState extends HeapItem {
+  id: string;
+  /** Heads of this tenant's idle channels. */
+  ready: IndexedHeap<QueueNode>;
+  executing: number;
+  channels: number;
+}
+
+const CLASS_RANK: Record<Priority, number> = { onsite: 0, normal: 1, low: 2 };
+
+const nodeBefore = (a: QueueNode, b: QueueNode): boolean =>
+  a.deadline < b.deadline || (a.deadline === b.deadline && a.sequence < b.sequence);
+
+/** Channel order: creation time, then arrival. */
+const channelBefore = (a: QueueNode, b: QueueNode): boolean =>
+  a.run.enqueuedAt < b.run.enqueuedAt || (a.run.enqueuedAt === b.run.enqueuedAt && a.sequence < b.sequence);
+
+/**
+ * In-memory run queue (the database holds the durable state).
+ * - Strict FIFO per (tenant, thread, channel): a channel's next run is ready only once the
+ *   previous one has ended; channels are independent.
+ * - onsite > normal > low with aging: key = enqueuedAt + rank × agingMs, smallest first.
+ * - A global and a per-tenant limit; a tenant at its limit leaves the eligible set (its ready
+ *   heads stay parked) so it never blocks others.
+ * Taking the next run is two heap pops: O(log n) in queued runs, whatever the backlog.
+ */
+export class RunScheduler {
+  private readonly queued = new Map<string, QueueNode>();
+  private readonly executing = new Map<string, ChannelState>();
+  private readonly channels = new Map<string, ChannelState>();
+  private readonly tenants = new Map<string, TenantState>();
+  /** Tenants with a ready head and a free tenant slot, keyed by their best head. */
+  private readonly eligible = new IndexedHeap<TenantState>((a, b) =>
+    nodeBefore(a.ready.peek()!, b.ready.peek()!),
+  );
+  private readonly queuedByClass: Record<Priority, number> = { onsite: 0, normal: 0, low: 0 };
+  private sequence = 0;
+
+  constructor(private readonly options: SchedulerOptions) {}
+
+  /** Adds a run; false when it is already queued or executing. */
+  enqueue(run: ScheduledRun): boolean {
+    if (this.queued.has(run.runId) || this.executing.has(run.runId)) return false;
+    const channel = this.channelOf(run);
+    const node: QueueNode = {
+      heapIndex: outsideHeap(),
+      run,
+      deadline: run.enqueuedAt + CLASS_RANK[run.priority] * this.options.agingMs,
+      sequence: this.sequence++,
+      channel,
+      previous: null,
+      next: null,
+    };
+    const previousHead = channel.first;
+    this.insertInOrder(channel, node);
+    this.queued.set(run.runId, node);
+    this.queuedByClass[run.priority]++;
+    if (channel.first !== previousHead) this.headChanged(channel, previousHead);
+    return true;
+  }
+
+  /** Takes the next run that may start now (and its slots), or null. */
+  next(): ScheduledRun | null {
+    if (this.executing.size >= this.options.concurrency) return null;
+    const tenant = this.eligible.peek();
+    if (!tenant) return null;
+    const node = tenant.ready.pop()!;
+    const channel = node.channel;
+    this.unlink(channel, node);
+    this.queued.delete(node.run.runId);
+    this.queuedByClass[node.run.priority]--;
+    channel.executing = node.run.runId;
+    this.executing.set(node.run.runId, channel);
+    tenant.executing++;
+    this.refreshTenant(tenant);
+    return node.run;
+  }
+
+  /** Releases the slots of a run that ended (or was stopped); its channel's next becomes ready. */
+  finish(runId: string): void {
+    const channel = this.executing.get(runId);
+    if (!channel) return;
+    this.executing.delete(runId);
+    channel.executing = null;
+    channel.tenant.executing--;
+    if (channel.first) channel.tenant.ready.push(channel.first);
+    this.refreshTenant(channel.tenant);
+    this.forgetIfEmpty(channel);
+  }
+
+  /** Drops a queued (not executing) run; true if it was queued. */
+  remove(runId: string): boolean {
+    const node = this.queued.get(runId);
+    if (!node) return false;
+    const channel = node.channel;
+    const previousHead = channel.first;
+    channel.tenant.ready.remove(node);
+    this.unlink(channel, node);
+    this.queued.delete(runId);
+    this.queuedByClass[node.run.priority]--;
+    if (channel.first !== previousHead) this.headChanged(channel, null);
+    else this.refreshTenant(channel.tenant);
+    this.forgetIfEmpty(channel);
+    return true;
+  }
+
+  isQueued(runId: string): boolean {
+    return this.queued.has(runId);
+  }
+
+  isExecuting(runId: string): boolean {
+    return this.executing.has(runId);
+  }
+
+  stats(): SchedulerStats {
+    return { queued: { ...this.queuedByClass }, executing: this.executing.size };
+  }
+
+  /** Forgets every queued run (executing ones keep their slots until finish). */
+  clearQueued(): void {
+    for (const runId of [...this.queued.keys()]) this.remove(runId);
+  }
+
+  private channelOf(run: ScheduledRun): ChannelState {
+    const key = `${run.tenantId}\u0000${run.threadId}\u0000${run.channel}`;
+    let channel = this.channels.get(key);
+    if (!channel) {
+      let tenant = this.tenants.get(run.tenantId);
+      if (!tenant) {
+        tenant = {
+          heapIndex: outsideHeap(),
+          id: run.tenantId,
+          ready: new IndexedHeap(nodeBefore),
+          executing: 0,
+          channels: 0,
+        };
+        this.tenants.set(run.tenantId, tenant);
+      }
+      tenant.channels++;
+      channel = { key, tenant, first: null, last: null, executing: null };
+      this.channels.set(key, channel);
+    }
+    return channel;
+  }
+
+  /** Appends, or walks back from the tail for a run created earlier (recovery races). */
+  private insertInOrder(channel: ChannelState, node: QueueNode): void {
+    let after = channel.last;
+    while (after && channelBefore(node, after)) after = after.previous;
+    node.previous = after;
+    node.next = after ? after.next : channel.first;
+    if (node.next) node.next.previous = node;
+    else channel.last = node;
+    if (after) after.next = node;
+    else channel.first = node;
+  }
+
+  private unlink(channel: ChannelState, node: QueueNode): void {
+    if (node.previous) node.previous.next = node.next;
+    else channel.first = node.next;
+    if (node.next) node.next.previous = node.previous;
+    else channel.last = node.previous;
+    node.previous = null;
+    node.next = null;
+  }
+
+  /** Keeps "the ready heap holds exactly the heads of idle channels" after the head moved. */
+  private headChanged(channel: ChannelState, oldHead: QueueNode | null): void {
+    const tenant = channel.tenant;
+    if (oldHead) tenant.ready.remove(oldHead);
+    if (channel.executing === null && channel.first) tenant.ready.update(channel.first);
+    this.refreshTenant(tenant);
+  }
+
+  private refreshTenant(tenant: TenantState): void {
+    const isEligible = tenant.ready.size > 0 && tenant.executing < this.options.tenantConcurrency;
+    if (isEligible) this.eligible.update(tenant);
+    else this.eligible.remove(tenant);
+  }
+
+  private forgetIfEmpty(channel: ChannelState): void {
+    if (channel.first || channel.executing !== null) return;
+    this.channels.delete(channel.key);
+    const tenant = channel.tenant;
+    tenant.channels--;
+    if (tenant.channels === 0 && tenant.executing === 0) {
+      this.eligible.remove(tenant);
+      this.tenants.delete(tenant.id);
+    }
+  }
+}

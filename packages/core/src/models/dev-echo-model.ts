@@ -1,0 +1,121 @@
+import type {
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4Prompt,
+  LanguageModelV4StreamPart,
+  LanguageModelV4Usage,
+} from "@ai-sdk/provider";
+
+export interface DevEchoOptions {
+  /** Pause between streamed words (prompt param `delayMs`). */
+  delayMs?: number;
+}
+
+const textOf = (message: LanguageModelV4Prompt[number]): string => {
+  if (typeof message.content === "string") return message.content;
+  let text = "";
+  for (const part of message.content) if (part.type === "text") text += part.text;
+  return text;
+};
+
+const countWords = (text: string): number => text.match(/\S+/g)?.length ?? 0;
+
+/** Words with their trailing whitespace (leading whitespace first): the pieces concatenate to `text`. */
+export const echoPieces = (text: string): string[] => text.match(/^\s+|\S+\s*/g) ?? [];
+
+const lastUserText = (prompt: LanguageModelV4Prompt): string => {
+  for (let index = prompt.length - 1; index >= 0; index--) {
+    const message = prompt[index]!;
+    if (message.role === "user") return textOf(message);
+  }
+  return "";
+};
+
+const usageOf = (prompt: LanguageModelV4Prompt, outputWords: number): LanguageModelV4Usage => {
+  const inputWords = prompt.reduce((sum, message) => sum + countWords(textOf(message)), 0);
+  return {
+    inputTokens: { total: inputWords, noCache: inputWords, cacheRead: 0, cacheWrite: 0 },
+    outputTokens: { total: outputWords, text: outputWords, reasoning: 0 },
+  };
+};
+
+const abortError = (signal: AbortSignal): unknown =>
+  signal.reason ?? new DOMException("The operation was aborted.", "AbortError");
+
+/** Resolves after `ms`, or rejects as soon as the signal aborts. */
+const pause = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError(signal));
+    if (ms <= 0) return resolve();
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError(signal!));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+
+/**
+ * `dev:echo`: a deterministic development model (never a real one). Streams back the last user
+ * message word by word, waiting `delayMs` between words, and reports word counts as usage
+ * (input: words of every prompt message; output: words streamed).
+ */
+export function createDevEchoModel(options: DevEchoOptions = {}): LanguageModelV4 {
+  const delayMs = options.delayMs ?? 0;
+  return {
+    specificationVersion: "v4",
+    provider: "dev",
+    modelId: "echo",
+    supportedUrls: {},
+
+    async doGenerate(call: LanguageModelV4CallOptions) {
+      const text = lastUserText(call.prompt);
+      await pause(delayMs * Math.max(0, echoPieces(text).length - 1), call.abortSignal);
+      return {
+        content: [{ type: "text", text }],
+        finishReason: { unified: "stop", raw: "stop" },
+        usage: usageOf(call.prompt, countWords(text)),
+        warnings: [],
+      };
+    },
+
+    async doStream(call: LanguageModelV4CallOptions) {
+      const signal = call.abortSignal;
+      if (signal?.aborted) throw abortError(signal);
+      const pieces = echoPieces(lastUserText(call.prompt));
+      let cancelled = false;
+      const stream = new ReadableStream<LanguageModelV4StreamPart>({
+        async start(controller) {
+          try {
+            controller.enqueue({ type: "stream-start", warnings: [] });
+            controller.enqueue({ type: "response-metadata", modelId: "echo" });
+            controller.enqueue({ type: "text-start", id: "0" });
+            let outputWords = 0;
+            for (const [index, piece] of pieces.entries()) {
+              if (index > 0) await pause(delayMs, signal);
+              if (cancelled) return;
+              controller.enqueue({ type: "text-delta", id: "0", delta: piece });
+              outputWords += countWords(piece);
+            }
+            controller.enqueue({ type: "text-end", id: "0" });
+            controller.enqueue({
+              type: "finish",
+              usage: usageOf(call.prompt, outputWords),
+              finishReason: { unified: "stop", raw: "stop" },
+            });
+            controller.close();
+          } catch (error) {
+            if (!cancelled) controller.error(error);
+          }
+        },
+        cancel() {
+          cancelled = true;
+        },
+      });
+      return { stream };
+    },
+  };
+}

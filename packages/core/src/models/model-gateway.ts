@@ -1,0 +1,125 @@
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { createOpenAI } from "@ai-sdk/openai";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import type { LanguageModelV4 } from "@ai-sdk/provider";
+import type { PromptParams } from "@promptrun/contract";
+import type { PromptrunConfig } from "../config.ts";
+import { invalid } from "../errors.ts";
+import { assertPublicUrl, createGuardedFetch } from "../security/url-guard.ts";
+import { createDevEchoModel } from "./dev-echo-model.ts";
+import { parseModelRef } from "./model-ref.ts";
+import { envPrefixOf, type ProviderCredentials, resolveProviderCredentials } from "./provider-credentials.ts";
+
+export interface ModelRequest {
+  /** `provider:model` */
+  modelRef: string;
+  /** The tenant's variables: environment env vars overlaid with the run's envVars. */
+  tenantEnv: Record<string, string>;
+  params: PromptParams;
+}
+
+export interface ResolvedModel {
+  model: LanguageModelV4;
+  provider: string;
+  modelId: string;
+  /** Credentials in use: redacted from any error message. */
+  secrets: string[];
+}
+
+/** Turns a model ref into an AI SDK model; rejects with PromptrunError("invalid") on config problems. */
+export interface ModelGateway {
+  resolve(request: ModelRequest): Promise<ResolvedModel>;
+}
+
+export interface ModelGatewayOptions {
+  config: Pick<PromptrunConfig, "providers" | "allowPrivateUrls">;
+  /** Transport for provider calls (tests inject one); tenant URLs get the private-range guard on top. */
+  fetch?: typeof fetch;
+}
+
+const OPENAI_DEFAULT_URL = "https://api.openai.com/v1";
+const ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com/v1";
+
+/**
+ * `openai:*` → chat completions, `anthropic:*` → messages, `<name>:*` → each configured
+ * OpenAI-compatible endpoint, `dev:echo` → the built-in development model.
+ */
+export function createModelGateway(options: ModelGatewayOptions): ModelGateway {
+  const { config } = options;
+  const baseFetch = options.fetch ?? globalThis.fetch;
+  const guardedFetch = createGuardedFetch({ allowPrivate: config.allowPrivateUrls, fetch: baseFetch });
+
+  /** Tenant URLs are checked now (clear error) and again at connect time (DNS rebinding). */
+  const transportFor = async (provider: string, credentials: ProviderCredentials): Promise<typeof fetch> => {
+    if (!credentials.tenantBaseUrl || !credentials.baseUrl) return baseFetch;
+    await assertPublicUrl(credentials.baseUrl, {
+      allowPrivate: config.allowPrivateUrls,
+      field: `${envPrefixOf(provider)}_BASE_URL`,
+    });
+    return guardedFetch;
+  };
+
+  const secretsOf = (credentials: ProviderCredentials) => (credentials.apiKey ? [credentials.apiKey] : []);
+
+  return {
+    async resolve({ modelRef, tenantEnv, params }) {
+      const { provider, model } = parseModelRef(modelRef);
+      if (provider === "dev") {
+        if (model !== "echo") throw invalid(`unknown dev model '${model}' (dev:echo is the built-in one)`);
+        return {
+          model: createDevEchoModel({ delayMs: params.delayMs }),
+          provider,
+          modelId: model,
+          secrets: [],
+        };
+      }
+      if (provider === "openai") {
+        const credentials = resolveProviderCredentials(
+          { name: provider, server: config.providers.openai, keyRequired: true },
+          tenantEnv,
+        );
+        const openai = createOpenAI({
+          apiKey: credentials.apiKey,
+          baseURL: credentials.baseUrl ?? OPENAI_DEFAULT_URL,
+          fetch: await transportFor(provider, credentials),
+        });
+        return { model: openai.chat(model), provider, modelId: model, secrets: secretsOf(credentials) };
+      }
+      if (provider === "anthropic") {
+        const credentials = resolveProviderCredentials(
+          { name: provider, server: config.providers.anthropic, keyRequired: true },
+          tenantEnv,
+        );
+        const anthropic = createAnthropic({
+          apiKey: credentials.apiKey,
+          baseURL: credentials.baseUrl ?? ANTHROPIC_DEFAULT_URL,
+          fetch: await transportFor(provider, credentials),
+        });
+        return { model: anthropic(model), provider, modelId: model, secrets: secretsOf(credentials) };
+      }
+      const endpoint = config.providers.compatible.find((candidate) => candidate.name === provider);
+      if (!endpoint) throw invalid(`unknown model provider '${provider}'`);
+      const credentials = resolveProviderCredentials(
+        {
+          name: provider,
+          server: { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl },
+          keyRequired: false,
+        },
+        tenantEnv,
+      );
+      const compatible = createOpenAICompatible({
+        name: provider,
+        baseURL: credentials.baseUrl ?? endpoint.baseUrl,
+        apiKey: credentials.apiKey,
+        includeUsage: true,
+        fetch: await transportFor(provider, credentials),
+      });
+      return {
+        model: compatible.chatModel(model),
+        provider,
+        modelId: model,
+        secrets: secretsOf(credentials),
+      };
+    },
+  };
+}

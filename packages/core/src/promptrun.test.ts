@@ -1,0 +1,105 @@
+import { describe, expect, test } from "bun:test";
+import { createInMemoryThreadEventBus } from "./events/index.ts";
+import type { ThreadEventBus } from "./ports.ts";
+import { createPromptrun } from "./promptrun.ts";
+import { manualClock } from "./testing/clock.ts";
+import { createMemoryStore } from "./testing/memory-store.ts";
+import { recordingEngine } from "./testing/recording-engine.ts";
+import { greetPrompt } from "./testing/service-fixture.ts";
+import { createTestConfig } from "./testing/test-config.ts";
+
+const closeCounting = (bus: ThreadEventBus) => {
+  let closed = 0;
+  return {
+    bus: { ...bus, close: async () => void closed++ } satisfies ThreadEventBus,
+    closed: () => closed,
+  };
+};
+
+describe("createPromptrun", () => {
+  test("wires every service over one store, secret box and engine", async () => {
+    const clock = manualClock();
+    const engine = recordingEngine();
+    const promptrun = createPromptrun({
+      store: createMemoryStore(),
+      config: createTestConfig(),
+      clock,
+      engine,
+    });
+    const { services } = promptrun;
+    expect(promptrun.engine).toBe(engine);
+
+    const { tenant, apiKey } = await services.tenants.create("Acme");
+    const authenticated = await services.auth.authenticate(`Bearer ${apiKey}`);
+    expect(authenticated.id).toBe(tenant.id);
+    expect((await services.environments.list(tenant.id)).map((environment) => environment.name)).toEqual([
+      "production",
+    ]);
+    await services.environments.setEnvVars(tenant.id, "production", { GREETING: "hi" });
+    await services.prompts.push(tenant.id, [greetPrompt]);
+    const created = await services.runs.create(authenticated, "greet", "production", {
+      inputs: { name: "Ada" },
+    });
+    expect(engine.enqueued.map(({ run }) => run.id)).toEqual([created.id]);
+    expect((await services.runs.get(tenant.id, created.id)).status).toBe("pending");
+    const token = await services.streamTokens.issue(authenticated, created.thread);
+    expect((await services.streamTokens.verify(token.token, created.thread)).tenantId).toBe(tenant.id);
+    expect(await services.webhooks.list(tenant.id)).toEqual([]);
+    expect(services.rateLimits.state(tenant.id, "runs.create").remaining).toBe(199);
+    expect(services.rateLimits.state(tenant.id, "stream-token").remaining).toBe(199);
+  });
+
+  test("start and stop drive the engine and close the event bus once", async () => {
+    const clock = manualClock();
+    const engine = recordingEngine();
+    const events = closeCounting(createInMemoryThreadEventBus({ replayBufferSeconds: 60, clock }));
+    const promptrun = createPromptrun({
+      store: createMemoryStore(),
+      config: createTestConfig(),
+      clock,
+      engine,
+      events: events.bus,
+    });
+    expect(promptrun.services.events).toBe(events.bus);
+    await promptrun.start();
+    expect(engine.started).toBe(true);
+    await promptrun.stop({ graceMs: 10 });
+    expect(engine.started).toBe(false);
+    await promptrun.stop();
+    expect(events.closed()).toBe(1);
+  });
+
+  test("with the real engine, a dev:echo run completes, streams its events and lands in thread memory", async () => {
+    const store = createMemoryStore();
+    const promptrun = createPromptrun({ store, config: createTestConfig() });
+    const { services } = promptrun;
+    const { tenant, apiKey } = await services.tenants.create("Acme");
+    const authenticated = await services.auth.authenticate(`Bearer ${apiKey}`);
+    await services.prompts.push(tenant.id, [greetPrompt]);
+    const thread = "0190f1f0-0000-7000-8000-0000000000aa";
+    const seen: string[] = [];
+    const finished = new Promise<void>((resolve) => {
+      services.events.subscribe(tenant.id, thread, ({ event }) => {
+        seen.push(event.type);
+        if (event.type === "run.completed" || event.type === "run.failed") resolve();
+      });
+    });
+    await promptrun.start();
+    try {
+      const created = await services.runs.create(authenticated, "greet", "latest", {
+        inputs: { name: "Ada" },
+        thread,
+      });
+      await finished;
+      const run = await services.runs.get(tenant.id, created.id);
+      expect(run).toMatchObject({ status: "completed", output: "Say hello to Ada.", error: null });
+      expect(seen[0]).toBe("run.started");
+      expect(seen.at(-1)).toBe("run.completed");
+      expect(seen).toContain("run.token");
+      const memory = (await services.threads.get(tenant.id, thread)).channels.default ?? [];
+      expect(memory.map((message) => message.role)).toEqual(["user", "assistant"]);
+    } finally {
+      await promptrun.stop({ graceMs: 1_000 });
+    }
+  });
+});

@@ -1,0 +1,113 @@
+import type { PromptrunConfig } from "./config.ts";
+import { createEngine } from "./engine/index.ts";
+import type { RunEngine } from "./engine-port.ts";
+import { createEnvironmentService } from "./environments/index.ts";
+import { createInMemoryThreadEventBus } from "./events/index.ts";
+import type { Clock, Store, ThreadEventBus } from "./ports.ts";
+import { createTokenBucketRateLimiter } from "./rate-limit/token-bucket.ts";
+import { createSecretBox } from "./security/secret-box.ts";
+import { createStreamTokenService } from "./security/stream-tokens.ts";
+import { createAuthService } from "./services/auth-service.ts";
+import { createPromptService } from "./services/prompt-service.ts";
+import { createRunService } from "./services/run-service.ts";
+import { createTenantService } from "./services/tenant-service.ts";
+import { createThreadService } from "./services/thread-service.ts";
+import type { EngineMetrics, PromptrunServices } from "./services.ts";
+import { createWebhookDispatcher, createWebhookService } from "./webhooks/index.ts";
+
+type EngineOptions = Parameters<typeof createEngine>[0];
+
+export interface PromptrunDeps {
+  store: Store;
+  config: PromptrunConfig;
+  clock?: Clock;
+  events?: ThreadEventBus;
+  /** Outgoing HTTP (providers, webhooks); tests inject one. */
+  fetch?: typeof fetch;
+  /** Replaces the engine (service tests). */
+  engine?: RunEngine;
+  /** Passed through to createEngine's `models` option (fake providers in tests). */
+  modelOverrides?: EngineOptions["models"];
+  /** Engine observability hooks (the app wires them to Prometheus). */
+  metrics?: EngineMetrics;
+}
+
+export interface Promptrun {
+  services: PromptrunServices;
+  engine: RunEngine;
+  start(): Promise<void>;
+  stop(options?: { graceMs?: number }): Promise<void>;
+}
+
+const systemClock: Clock = { now: () => new Date() };
+
+/**
+ * The composition root of core: one SecretBox, event bus, engine, webhook dispatcher and the
+ * services over them. The caller owns the store (and closes it after stop()).
+ */
+export function createPromptrun(deps: PromptrunDeps): Promptrun {
+  const { store, config } = deps;
+  const clock = deps.clock ?? systemClock;
+  const secrets = createSecretBox(config.secret, config.previousSecrets);
+  const events =
+    deps.events ?? createInMemoryThreadEventBus({ replayBufferSeconds: config.replayBufferSeconds, clock });
+  const outgoing = deps.fetch ? { fetch: deps.fetch } : {};
+
+  const dispatcher = createWebhookDispatcher({ store, config, secrets, clock, ...outgoing });
+  const engine =
+    deps.engine ??
+    createEngine({
+      store,
+      config,
+      clock,
+      events,
+      secrets,
+      ...outgoing,
+      buildWebhookDeliveries: (run) => dispatcher.buildDeliveries(run),
+      ...(deps.modelOverrides !== undefined ? { models: deps.modelOverrides } : {}),
+      ...(deps.metrics !== undefined ? { metrics: deps.metrics } : {}),
+    });
+  const rateLimits = createTokenBucketRateLimiter({ rateLimit: config.rateLimit, clock });
+
+  const services: PromptrunServices = {
+    auth: createAuthService({ store }),
+    tenants: createTenantService({ store, clock }),
+    prompts: createPromptService({ store, clock }),
+    runs: createRunService({ store, config, clock, engine, secrets, rateLimits }),
+    threads: createThreadService({ store }),
+    streamTokens: createStreamTokenService({ config, clock, rateLimits }),
+    environments: createEnvironmentService({ store, secrets, clock }),
+    webhooks: createWebhookService({
+      store,
+      config,
+      secrets,
+      clock,
+      onRequeue: () => dispatcher.wake(),
+    }),
+    rateLimits,
+    events,
+  };
+
+  let state: "idle" | "running" | "stopped" = "idle";
+  return {
+    services,
+    engine,
+    async start() {
+      if (state !== "idle") return;
+      state = "running";
+      await engine.start();
+      dispatcher.start();
+    },
+    async stop(options) {
+      if (state === "stopped") return;
+      const wasRunning = state === "running";
+      state = "stopped";
+      // The engine first: runs ending during the grace period still write their webhook outbox.
+      if (wasRunning) {
+        await engine.stop(options);
+        await dispatcher.stop();
+      }
+      await events.close();
+    },
+  };
+}

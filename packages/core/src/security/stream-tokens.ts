@@ -1,0 +1,82 @@
+import { hkdfSync, randomUUID } from "node:crypto";
+import { isUuid } from "@promptrun/contract";
+import { jwtVerify, SignJWT } from "jose";
+import type { PromptrunConfig } from "../config.ts";
+import { forbidden, notFound, unauthorized } from "../errors.ts";
+import type { Clock } from "../ports.ts";
+import type { RateLimitService, StreamTokenService } from "../services.ts";
+
+const SCOPE = "thread:read";
+const AUDIENCE = "promptrun:stream";
+const INVALID = "invalid or expired stream token";
+
+export interface StreamTokenServiceDependencies {
+  config: Pick<PromptrunConfig, "secret" | "streamUrl" | "streamTokenTtlSeconds">;
+  clock: Clock;
+  /** Stream tokens are rate limited per tenant like run creation (DESIGN.md PROMPTRUN_RATE_LIMIT). */
+  rateLimits?: RateLimitService;
+}
+
+/** Its own HKDF label, so the signing key is unrelated to the secret box's encryption key. */
+const deriveSigningKey = (secret: string): Uint8Array =>
+  new Uint8Array(hkdfSync("sha256", secret, "promptrun", "promptrun/stream-token/v1", 32));
+
+export const streamUrlFor = (streamUrl: string, threadId: string): string =>
+  `${streamUrl.replace(/\/+$/, "")}/stream/${threadId}`;
+
+/**
+ * HS256 JWTs granting read access to one thread of one tenant.
+ *
+ * The subscription check lives here, in issue(), and only here: every transport (REST, tRPC,
+ * CLI) mints through this method, so none can forget it. Order inside issue(): malformed thread
+ * (not_found) → inactive subscription (forbidden) → rate limit (rate_limited), matching
+ * DESIGN.md's precedence; authentication (401) is the caller's, before it calls.
+ */
+export function createStreamTokenService(dependencies: StreamTokenServiceDependencies): StreamTokenService {
+  const { config, clock, rateLimits } = dependencies;
+  const key = deriveSigningKey(config.secret);
+
+  return {
+    async issue(tenant, threadId) {
+      if (!isUuid(threadId)) throw notFound(`malformed thread id '${threadId}'`);
+      if (!tenant.subscriptionActive) throw forbidden("no active subscription");
+      rateLimits?.take(tenant.id, "stream-token");
+      const thread = threadId.toLowerCase();
+      const issuedAt = Math.floor(clock.now().getTime() / 1000);
+      const expiresAt = issuedAt + config.streamTokenTtlSeconds;
+      const token = await new SignJWT({ thread, scope: SCOPE })
+        .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+        .setSubject(tenant.id)
+        .setAudience(AUDIENCE)
+        .setIssuedAt(issuedAt)
+        .setExpirationTime(expiresAt)
+        .setJti(randomUUID())
+        .sign(key);
+      return {
+        token,
+        expiresAt: new Date(expiresAt * 1000).toISOString(),
+        url: streamUrlFor(config.streamUrl, thread),
+      };
+    },
+
+    async verify(token, threadId) {
+      let payload: Awaited<ReturnType<typeof jwtVerify>>["payload"];
+      try {
+        ({ payload } = await jwtVerify(token, key, {
+          algorithms: ["HS256"],
+          audience: AUDIENCE,
+          currentDate: clock.now(),
+          requiredClaims: ["exp", "sub", "jti"],
+        }));
+      } catch {
+        // Bad signature, other algorithm, expiry, garbage: all read the same to the client.
+        throw unauthorized(INVALID);
+      }
+      const { sub, thread, scope, exp } = payload;
+      if (typeof sub !== "string" || typeof thread !== "string" || scope !== SCOPE || typeof exp !== "number")
+        throw unauthorized(INVALID);
+      if (thread !== threadId.toLowerCase()) throw forbidden("stream token is for another thread");
+      return { tenantId: sub, threadId: thread, expiresAt: new Date(exp * 1000) };
+    },
+  };
+}

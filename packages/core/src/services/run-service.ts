@@ -1,0 +1,183 @@
+import { createRunRequestSchema, isUuid } from "@promptrun/contract";
+import type { PromptrunConfig } from "../config.ts";
+import type { RunEngine } from "../engine-port.ts";
+import { DEFAULT_ENVIRONMENT } from "../environments/default-environment.ts";
+import { conflict, forbidden, invalid, notFound, PromptrunError, rateLimited } from "../errors.ts";
+import type { Clock, IdempotencyRecord, NewRun, RunRecord, Store } from "../ports.ts";
+import type { SecretBox } from "../security/secret-box.ts";
+import type { RateLimitService, RunService } from "../services.ts";
+import { validateInputs } from "../templating/template.ts";
+import { canonicalHash } from "./canonical-json.ts";
+import { formatValidationError } from "./format-validation-error.ts";
+import { clampPage } from "./page.ts";
+import { describeMissingVersion, parseVersionSegment } from "./parse-version-segment.ts";
+import { toPromptRun } from "./to-prompt-run.ts";
+import { uuidv7 } from "./uuidv7.ts";
+
+export interface RunServiceDependencies {
+  store: Store;
+  config: Pick<PromptrunConfig, "maxPendingRunsPerTenant" | "idempotencyTtlSeconds">;
+  clock: Clock;
+  engine: RunEngine;
+  secrets: SecretBox;
+  rateLimits: RateLimitService;
+  newId?: () => string;
+}
+
+const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+const REUSED_KEY = "Idempotency-Key reused with a different request";
+
+const newRunRecord = (run: NewRun): RunRecord => ({
+  ...run,
+  status: "pending",
+  startedAt: null,
+  finishedAt: null,
+  output: null,
+  error: null,
+  tokenUsage: null,
+  cost: null,
+  attempts: 0,
+});
+
+export function createRunService(dependencies: RunServiceDependencies): RunService {
+  const { store, config, clock, engine, secrets, rateLimits } = dependencies;
+  const newId = dependencies.newId ?? (() => uuidv7(clock.now().getTime()));
+
+  const requireRun = async (tenantId: string, id: string): Promise<RunRecord> => {
+    // Malformed ids and other tenants' runs read exactly like unknown ones (DESIGN.md: never 403).
+    const run = isUuid(id) ? await store.runs.get(tenantId, id.toLowerCase()) : null;
+    if (!run) throw notFound(`run '${id}' not found`);
+    return run;
+  };
+
+  /** Stripe semantics: the same key and request replay the original answer; another request conflicts. */
+  const replay = (record: IdempotencyRecord, requestHash: string) => {
+    if (record.requestHash !== requestHash) throw conflict(REUSED_KEY);
+    return { id: record.runId, thread: record.threadId, replayed: true };
+  };
+
+  return {
+    async create(tenant, slug, versionSegment, body, options) {
+      // 0. The subscription (403 precedes 404 in DESIGN.md). The REST adapter checks it too, before
+      // content type and size; this keeps tRPC and the CLI from ever starting a run without one.
+      if (!tenant.subscriptionActive) throw forbidden("no active subscription");
+
+      // 1. The prompt version (404 before any body validation).
+      const selector = parseVersionSegment(versionSegment);
+      const version = await store.prompts.resolveVersion(tenant.id, slug, selector);
+      if (!version) {
+        const prompt = await store.prompts.getPrompt(tenant.id, slug);
+        throw notFound(prompt ? describeMissingVersion(slug, selector) : `prompt '${slug}' not found`);
+      }
+
+      // 2. The body, then 3. the inputs against this version's declarations.
+      const parsed = createRunRequestSchema.safeParse(body);
+      if (!parsed.success) throw invalid(formatValidationError(parsed.error));
+      const request = parsed.data;
+      const inputs = validateInputs(version.definition.inputs, request.inputs);
+
+      // 4. The environment.
+      const environment = request.environment ?? DEFAULT_ENVIRONMENT;
+      if (!(await store.environments.get(tenant.id, environment)))
+        throw invalid(`environment: unknown environment '${environment}'`);
+
+      const idempotencyKey = options?.idempotencyKey;
+      if (
+        idempotencyKey !== undefined &&
+        (idempotencyKey.length === 0 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH)
+      )
+        throw invalid(`Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
+
+      // 5. Rate limit: every request counts, replays included (as at Stripe).
+      rateLimits.take(tenant.id, "runs.create");
+
+      // 6. Idempotency, before the pending cap: a replay creates nothing, so a full queue must not refuse it.
+      const now = clock.now();
+      const notBefore = new Date(now.getTime() - config.idempotencyTtlSeconds * 1000);
+      // Hashed only when there is a key; canonical JSON of the parsed request, so key order does not matter.
+      const requestHash =
+        idempotencyKey === undefined ? "" : canonicalHash({ slug, version: versionSegment, request });
+      if (idempotencyKey !== undefined) {
+        const existing = await store.runs.findIdempotency(tenant.id, idempotencyKey, notBefore);
+        if (existing) return replay(existing, requestHash);
+      }
+
+      // 7. Queue cap per tenant.
+      if ((await store.runs.countPending(tenant.id)) >= config.maxPendingRunsPerTenant)
+        throw rateLimited(
+          `too many pending runs (limit ${config.maxPendingRunsPerTenant}); retry when some have finished`,
+          1,
+        );
+
+      // 8. The run: envVars only ever reach the store encrypted.
+      const envVars = request.envVars;
+      const hasEnvVars = envVars !== undefined && Object.keys(envVars).length > 0;
+      const run: NewRun = {
+        id: newId(),
+        tenantId: tenant.id,
+        threadId: request.thread?.toLowerCase() ?? newId(),
+        channel: request.channel ?? "default",
+        promptId: version.promptId,
+        promptVersionId: version.id,
+        promptSlug: version.slug,
+        promptVersion: version.version,
+        priority: request.priority ?? "normal",
+        environment,
+        inputs,
+        metadata: request.metadata ?? {},
+        encryptedEnvVars: hasEnvVars ? secrets.encryptJson(envVars) : null,
+        createdAt: now,
+      };
+      const idempotency: IdempotencyRecord | undefined =
+        idempotencyKey === undefined
+          ? undefined
+          : {
+              tenantId: tenant.id,
+              key: idempotencyKey,
+              requestHash,
+              runId: run.id,
+              threadId: run.threadId,
+              createdAt: now,
+            };
+      try {
+        await store.runs.create(run, idempotency, { idempotencyExpiredBefore: notBefore });
+      } catch (error) {
+        // A concurrent request with the same key won the race: answer as its replay.
+        if (idempotencyKey !== undefined && PromptrunError.isInstance(error) && error.code === "conflict") {
+          const winner = await store.runs.findIdempotency(tenant.id, idempotencyKey, notBefore);
+          if (winner) return replay(winner, requestHash);
+        }
+        throw error;
+      }
+      engine.enqueue(newRunRecord(run), hasEnvVars ? envVars : undefined);
+      return { id: run.id, thread: run.threadId, replayed: false };
+    },
+
+    async get(tenantId, id) {
+      return toPromptRun(await requireRun(tenantId, id));
+    },
+
+    async list(tenantId, filter, page) {
+      const result = await store.runs.list(
+        tenantId,
+        {
+          ...(filter.thread !== undefined && { threadId: filter.thread.toLowerCase() }),
+          ...(filter.channel !== undefined && { channel: filter.channel }),
+          ...(filter.slug !== undefined && { slug: filter.slug }),
+          ...(filter.status !== undefined && { status: filter.status }),
+        },
+        clampPage(page),
+      );
+      return { items: result.items.map(toPromptRun), nextCursor: result.nextCursor };
+    },
+
+    async cancel(tenantId, id) {
+      const run = await requireRun(tenantId, id);
+      if (run.status !== "pending") throw conflict("run has already ended");
+      // The engine ends the run (failed, "cancelled", keeping the cost so far); if it finished on
+      // its own meanwhile, the re-read shows that outcome instead.
+      await engine.cancel(run.id);
+      return toPromptRun(await requireRun(tenantId, run.id));
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import { describe, expect, test } from "bun:test";
+import { rejection } from "../testing/rejection.ts";
+import { createServiceFixture, greetPrompt } from "../testing/service-fixture.ts";
+
+const THREAD = "0190f1f0-0000-7000-8000-0000000000aa";
+const block = { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 };
+
+describe("ThreadService", () => {
+  test("groups the thread's completed exchanges per channel, oldest first", async () => {
+    const { services, store, clock, createTenant } = createServiceFixture();
+    const { tenant } = await createTenant("A");
+    const { tenant: other } = await createTenant("B");
+    await services.prompts.push(tenant.id, [greetPrompt]);
+    const complete = async (channel: string, said: string) => {
+      const { id } = await services.runs.create(tenant, "greet", "latest", {
+        inputs: { name: said },
+        thread: THREAD,
+        channel,
+      });
+      clock.advance(1_000);
+      await store.runs.complete(id, {
+        output: `Hello ${said}`,
+        tokenUsage: { input: 1, inputCached: 0, output: 2, reasoning: 0, total: 3 },
+        cost: { success: block, retries: block, total: 0 },
+        finishedAt: clock.now(),
+        memory: [
+          { role: "user", content: `Say hello to ${said}.` },
+          { role: "assistant", content: `Hello ${said}` },
+        ],
+        deliveries: [],
+      });
+      return id;
+    };
+    const first = await complete("default", "Ada");
+    const second = await complete("support", "Bob");
+    const third = await complete("default", "Cy");
+    // A pending run adds nothing yet.
+    await services.runs.create(tenant, "greet", "latest", { inputs: { name: "Dee" }, thread: THREAD });
+
+    const thread = await services.threads.get(tenant.id, THREAD.toUpperCase());
+    expect(thread.id).toBe(THREAD);
+    expect(thread.createdAt).toBe("2030-01-01T00:00:00.000Z");
+    expect(Object.keys(thread.channels).sort()).toEqual(["default", "support"]);
+    expect(thread.channels.default!.map((message) => [message.role, message.content, message.runId])).toEqual(
+      [
+        ["user", "Say hello to Ada.", first],
+        ["assistant", "Hello Ada", first],
+        ["user", "Say hello to Cy.", third],
+        ["assistant", "Hello Cy", third],
+      ],
+    );
+    expect(thread.channels.support!.map((message) => message.runId)).toEqual([second, second]);
+    expect(thread.channels.support![0]!.createdAt).toBe("2030-01-01T00:00:02.000Z");
+
+    for (const [tenantId, threadId] of [
+      [other.id, THREAD],
+      [tenant.id, "0190f1f0-0000-7000-8000-0000000000ff"],
+      [tenant.id, "nope"],
+    ] as const) {
+      const error = await rejection(services.threads.get(tenantId, threadId));
+      expect([error.code, error.message]).toEqual(["not_found", `thread '${threadId}' not found`]);
+    }
+  });
+});

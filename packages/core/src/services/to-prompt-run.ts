@@ -1,0 +1,33 @@
+import type { PromptRun } from "@promptrun/contract";
+import type { RunRecord } from "../ports.ts";
+
+const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
+
+/**
+ * RunRecord → the contract's PromptRun, enforcing the spec's state rules whatever the record
+ * holds: pending → finishedAt, output, tokenUsage and cost null; failed → output and tokenUsage
+ * null and an error message; completed → error null. `prompt.id` is the version id (it pins the
+ * exact content that ran).
+ */
+export function toPromptRun(record: RunRecord): PromptRun {
+  const pending = record.status === "pending";
+  const completed = record.status === "completed";
+  return {
+    id: record.id,
+    status: record.status,
+    createdAt: record.createdAt.toISOString(),
+    finishedAt: pending ? null : iso(record.finishedAt),
+    output: completed ? record.output : null,
+    error: record.status === "failed" ? (record.error ?? "run failed") : null,
+    tokenUsage: completed ? record.tokenUsage : null,
+    cost: pending ? null : record.cost,
+    thread: record.threadId,
+    channel: record.channel,
+    prompt: { slug: record.promptSlug, version: record.promptVersion, id: record.promptVersionId },
+    priority: record.priority,
+    environment: record.environment,
+    metadata: record.metadata,
+    startedAt: iso(record.startedAt),
+    attempts: record.attempts,
+  };
+}

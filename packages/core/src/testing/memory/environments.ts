@@ -1,0 +1,48 @@
+import type { EnvironmentRecord, EnvironmentStore } from "../../ports.ts";
+import { copy } from "./paging.ts";
+
+export function createMemoryEnvironmentStore(): EnvironmentStore {
+  /** key: `${tenantId}/${name}` */
+  const environments = new Map<string, EnvironmentRecord>();
+  /** environmentId → key → encrypted value */
+  const envVars = new Map<string, Map<string, string>>();
+
+  return {
+    async ensure(tenantId, name, newId, at) {
+      const key = `${tenantId}/${name}`;
+      let environment = environments.get(key);
+      if (!environment) {
+        environment = { id: newId, tenantId, name, createdAt: at };
+        environments.set(key, environment);
+      }
+      return copy(environment);
+    },
+    async get(tenantId, name) {
+      const environment = environments.get(`${tenantId}/${name}`);
+      return environment ? copy(environment) : null;
+    },
+    async list(tenantId) {
+      return [...environments.values()]
+        .filter((environment) => environment.tenantId === tenantId)
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+        .map(copy);
+    },
+    async getEnvVars(environmentId) {
+      return Object.fromEntries(envVars.get(environmentId) ?? []);
+    },
+    async setEnvVars(environmentId, encryptedValues) {
+      const values = envVars.get(environmentId) ?? new Map<string, string>();
+      for (const [key, value] of Object.entries(encryptedValues)) values.set(key, value);
+      envVars.set(environmentId, values);
+    },
+    async unsetEnvVars(environmentId, keys) {
+      const values = envVars.get(environmentId);
+      for (const key of keys) values?.delete(key);
+    },
+    async allEncryptedValues() {
+      return [...envVars.entries()].flatMap(([environmentId, values]) =>
+        [...values.entries()].map(([key, value]) => ({ environmentId, key, value })),
+      );
+    },
+  };
+}

@@ -1,0 +1,132 @@
+import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "../../ports.ts";
+import { copy, isNumber, isString, paginate } from "./paging.ts";
+
+export function createMemoryPromptStore(): PromptStore {
+  /** key: `${tenantId}/${slug}` */
+  const prompts = new Map<string, PromptRecord>();
+  const versions = new Map<string, PromptVersionRecord>();
+  const promptKey = (tenantId: string, slug: string) => `${tenantId}/${slug}`;
+
+  const versionsOf = (prompt: PromptRecord): PromptVersionRecord[] =>
+    [...versions.values()].filter((version) => version.promptId === prompt.id);
+
+  const find = (prompt: PromptRecord, selector: VersionSelector): PromptVersionRecord | undefined => {
+    const candidates = versionsOf(prompt);
+    switch (selector.kind) {
+      case "id":
+        return candidates.find((version) => version.id === selector.id);
+      case "number":
+        return candidates.find((version) => version.version === selector.version);
+      case "latest":
+        return candidates.find((version) => version.version === prompt.latestVersion);
+      case "tag": {
+        const number = prompt.tags[selector.tag];
+        return number === undefined ? undefined : candidates.find((version) => version.version === number);
+      }
+    }
+  };
+
+  const tagsOf = (version: PromptVersionRecord): string[] => {
+    const prompt = prompts.get(promptKey(version.tenantId, version.slug));
+    if (!prompt) return [];
+    return Object.entries(prompt.tags)
+      .filter(([, number]) => number === version.version)
+      .map(([tag]) => tag)
+      .sort();
+  };
+
+  return {
+    async pushVersion(input) {
+      const key = promptKey(input.tenantId, input.slug);
+      let prompt = prompts.get(key);
+      if (!prompt) {
+        prompt = {
+          id: input.newPromptId,
+          tenantId: input.tenantId,
+          slug: input.slug,
+          latestVersion: 0,
+          tags: {},
+          createdAt: input.at,
+          updatedAt: input.at,
+        };
+        prompts.set(key, prompt);
+      }
+      const latest = find(prompt, { kind: "latest" });
+      let version: PromptVersionRecord;
+      let created = false;
+      if (latest && latest.contentHash === input.contentHash) {
+        version = latest;
+      } else {
+        version = {
+          id: input.newVersionId,
+          promptId: prompt.id,
+          tenantId: input.tenantId,
+          slug: input.slug,
+          version: prompt.latestVersion + 1,
+          definition: copy(input.definition),
+          contentHash: input.contentHash,
+          createdAt: input.at,
+        };
+        versions.set(version.id, version);
+        prompt.latestVersion = version.version;
+        prompt.updatedAt = input.at;
+        created = true;
+      }
+      for (const tag of input.tags) {
+        if (prompt.tags[tag] !== version.version) {
+          prompt.tags[tag] = version.version;
+          prompt.updatedAt = input.at;
+        }
+      }
+      return { version: copy(version), created, tags: tagsOf(version) };
+    },
+    async setTag(tenantId, slug, selector, tag, at) {
+      const prompt = prompts.get(promptKey(tenantId, slug));
+      const version = prompt ? find(prompt, selector) : undefined;
+      if (!prompt || !version) return null;
+      prompt.tags[tag] = version.version;
+      prompt.updatedAt = at;
+      return copy(version);
+    },
+    async resolveVersion(tenantId, slug, selector) {
+      const prompt = prompts.get(promptKey(tenantId, slug));
+      const version = prompt ? find(prompt, selector) : undefined;
+      return version ? copy(version) : null;
+    },
+    async getPrompt(tenantId, slug) {
+      const prompt = prompts.get(promptKey(tenantId, slug));
+      return prompt ? copy(prompt) : null;
+    },
+    async listPrompts(tenantId, page) {
+      const sorted = [...prompts.values()]
+        .filter((prompt) => prompt.tenantId === tenantId)
+        .sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
+      const result = paginate(
+        sorted,
+        page,
+        (prompt) => prompt.slug,
+        (prompt, slug) => prompt.slug > slug,
+        isString,
+      );
+      return { items: result.items.map(copy), nextCursor: result.nextCursor };
+    },
+    async listVersions(tenantId, slug, page) {
+      const prompt = prompts.get(promptKey(tenantId, slug));
+      if (!prompt) return { items: [], nextCursor: null };
+      // Newest first.
+      const sorted = versionsOf(prompt).sort((a, b) => b.version - a.version);
+      const result = paginate(
+        sorted,
+        page,
+        (version) => version.version,
+        (version, number) => version.version < number,
+        isNumber,
+      );
+      return { items: result.items.map(copy), nextCursor: result.nextCursor };
+    },
+    async tagsOf(versionId) {
+      const version = versions.get(versionId);
+      return version ? tagsOf(version) : [];
+    },
+  };
+}

@@ -1,0 +1,162 @@
+import { conflict } from "../../errors.ts";
+import type {
+  IdempotencyRecord,
+  RunRecord,
+  RunStore,
+  StoredMessage,
+  WebhookDeliveryRecord,
+} from "../../ports.ts";
+import { copy, isTimeAndId, paginate } from "./paging.ts";
+
+interface ThreadRow {
+  id: string;
+  createdAt: Date;
+  messages: StoredMessage[];
+}
+
+const compareOldestFirst = (a: RunRecord, b: RunRecord) =>
+  a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * In-memory RunStore. Each method runs without awaiting in between, so, like one SQLite
+ * transaction, it is atomic with respect to other calls.
+ */
+export function createMemoryRunStore(onDeliveries: (deliveries: WebhookDeliveryRecord[]) => void): RunStore {
+  const runs = new Map<string, RunRecord>();
+  /** key: `${tenantId}/${threadId}` (threads of different tenants never collide) */
+  const threads = new Map<string, ThreadRow>();
+  /** key: `${tenantId}/${idempotencyKey}` */
+  const idempotency = new Map<string, IdempotencyRecord>();
+  const threadKey = (tenantId: string, threadId: string) => `${tenantId}/${threadId}`;
+
+  return {
+    async create(run, idempotencyRecord, options) {
+      if (runs.has(run.id)) throw conflict(`run ${run.id} already exists`);
+      if (idempotencyRecord) {
+        const key = `${idempotencyRecord.tenantId}/${idempotencyRecord.key}`;
+        const existing = idempotency.get(key);
+        const expiredBefore = options?.idempotencyExpiredBefore;
+        const expired = existing && expiredBefore && existing.createdAt < expiredBefore;
+        if (existing && !expired) throw conflict("Idempotency-Key already used");
+        idempotency.set(key, copy(idempotencyRecord));
+      }
+      const key = threadKey(run.tenantId, run.threadId);
+      if (!threads.has(key)) threads.set(key, { id: run.threadId, createdAt: run.createdAt, messages: [] });
+      runs.set(run.id, {
+        ...copy(run),
+        status: "pending",
+        startedAt: null,
+        finishedAt: null,
+        output: null,
+        error: null,
+        tokenUsage: null,
+        cost: null,
+        attempts: 0,
+      });
+    },
+    async get(tenantId, id) {
+      const run = runs.get(id);
+      return run && run.tenantId === tenantId ? copy(run) : null;
+    },
+    async getById(id) {
+      const run = runs.get(id);
+      return run ? copy(run) : null;
+    },
+    async list(tenantId, filter, page) {
+      // Newest first.
+      const sorted = [...runs.values()]
+        .filter(
+          (run) =>
+            run.tenantId === tenantId &&
+            (filter.threadId === undefined || run.threadId === filter.threadId) &&
+            (filter.channel === undefined || run.channel === filter.channel) &&
+            (filter.slug === undefined || run.promptSlug === filter.slug) &&
+            (filter.status === undefined || run.status === filter.status),
+        )
+        .sort((a, b) => compareOldestFirst(b, a));
+      const result = paginate(
+        sorted,
+        page,
+        (run): [number, string] => [run.createdAt.getTime(), run.id],
+        (run, [time, id]) =>
+          run.createdAt.getTime() < time || (run.createdAt.getTime() === time && run.id < id),
+        isTimeAndId,
+      );
+      return { items: result.items.map(copy), nextCursor: result.nextCursor };
+    },
+    async listPending() {
+      return [...runs.values()]
+        .filter((run) => run.status === "pending")
+        .sort(compareOldestFirst)
+        .map(copy);
+    },
+    async markStarted(id, at, attempts) {
+      const run = runs.get(id);
+      if (run?.status !== "pending") return;
+      // startedAt keeps the first start; attempts counts every one.
+      run.startedAt ??= at;
+      run.attempts = attempts;
+    },
+    async complete(id, completion) {
+      const run = runs.get(id);
+      if (run?.status !== "pending") return false;
+      onDeliveries(completion.deliveries);
+      run.status = "completed";
+      run.output = completion.output;
+      run.tokenUsage = copy(completion.tokenUsage);
+      run.cost = copy(completion.cost);
+      run.finishedAt = completion.finishedAt;
+      run.error = null;
+      run.encryptedEnvVars = null;
+      const thread = threads.get(threadKey(run.tenantId, run.threadId));
+      for (const message of completion.memory) {
+        thread?.messages.push({
+          role: message.role,
+          content: message.content,
+          runId: run.id,
+          channel: run.channel,
+          createdAt: completion.finishedAt,
+        });
+      }
+      return true;
+    },
+    async fail(id, failure) {
+      const run = runs.get(id);
+      if (run?.status !== "pending") return false;
+      onDeliveries(failure.deliveries);
+      run.status = "failed";
+      run.error = failure.error;
+      run.cost = failure.cost ? copy(failure.cost) : null;
+      run.finishedAt = failure.finishedAt;
+      run.output = null;
+      run.tokenUsage = null;
+      run.encryptedEnvVars = null;
+      return true;
+    },
+    async memory(tenantId, threadId, channel) {
+      const thread = threads.get(threadKey(tenantId, threadId));
+      if (!thread) return [];
+      return thread.messages
+        .filter((message) => message.channel === channel)
+        .map((message) => ({ role: message.role, content: message.content }));
+    },
+    async getThread(tenantId, threadId) {
+      const thread = threads.get(threadKey(tenantId, threadId));
+      return thread ? copy(thread) : null;
+    },
+    async findIdempotency(tenantId, key, notBefore) {
+      const record = idempotency.get(`${tenantId}/${key}`);
+      return record && record.createdAt >= notBefore ? copy(record) : null;
+    },
+    async countPending(tenantId) {
+      let count = 0;
+      for (const run of runs.values()) if (run.tenantId === tenantId && run.status === "pending") count++;
+      return count;
+    },
+    async updateEncryptedEnvVars(id, encryptedEnvVars) {
+      const run = runs.get(id);
+      // Only pending runs keep envVars; an ended run's were erased and stay so.
+      if (run && run.status === "pending") run.encryptedEnvVars = encryptedEnvVars;
+    },
+  };
+}

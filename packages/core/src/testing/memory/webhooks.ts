@@ -1,0 +1,145 @@
+import type {
+  WebhookAttemptRecord,
+  WebhookDeliveryRecord,
+  WebhookRecord,
+  WebhookStore,
+} from "../../ports.ts";
+import { copy } from "./paging.ts";
+
+const byCreatedAt = <T extends { createdAt: Date; id: string }>(a: T, b: T) =>
+  a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+export interface MemoryWebhookStore extends WebhookStore {
+  /** Synchronous insert, so the run store can write the outbox in the same "transaction". */
+  insertDeliveries(deliveries: WebhookDeliveryRecord[]): void;
+}
+
+export function createMemoryWebhookStore(): MemoryWebhookStore {
+  const webhooks = new Map<string, WebhookRecord>();
+  const deliveries = new Map<string, WebhookDeliveryRecord>();
+  const attempts: WebhookAttemptRecord[] = [];
+
+  const insertDeliveries = (rows: WebhookDeliveryRecord[]) => {
+    for (const row of rows) {
+      if (deliveries.has(row.id)) throw new Error(`delivery ${row.id} already exists`);
+    }
+    for (const row of rows) deliveries.set(row.id, copy(row));
+  };
+
+  return {
+    insertDeliveries,
+    async create(webhook) {
+      if (webhooks.has(webhook.id)) throw new Error(`webhook ${webhook.id} already exists`);
+      webhooks.set(webhook.id, copy(webhook));
+    },
+    async get(tenantId, id) {
+      const webhook = webhooks.get(id);
+      return webhook && webhook.tenantId === tenantId ? copy(webhook) : null;
+    },
+    async list(tenantId) {
+      return [...webhooks.values()]
+        .filter((webhook) => webhook.tenantId === tenantId)
+        .sort(byCreatedAt)
+        .map(copy);
+    },
+    async listForEnvironment(environmentId) {
+      return [...webhooks.values()]
+        .filter((webhook) => webhook.environmentId === environmentId)
+        .sort(byCreatedAt)
+        .map(copy);
+    },
+    async setEnabled(id, enabled) {
+      const webhook = webhooks.get(id);
+      if (!webhook) return;
+      webhook.enabled = enabled;
+      // Re-enabling starts a fresh streak.
+      if (enabled) webhook.failureStreak = 0;
+    },
+    async delete(tenantId, id) {
+      const webhook = webhooks.get(id);
+      if (!webhook || webhook.tenantId !== tenantId) return false;
+      webhooks.delete(id);
+      // Pending deliveries of a deleted webhook have nowhere to go.
+      for (const delivery of deliveries.values()) {
+        if (delivery.webhookId === id && delivery.status === "pending") {
+          delivery.status = "failed";
+          delivery.nextAttemptAt = null;
+        }
+      }
+      return true;
+    },
+    async enqueueDeliveries(rows) {
+      insertDeliveries(rows);
+    },
+    async dueDeliveries(now, limit) {
+      return [...deliveries.values()]
+        .filter(
+          (delivery) =>
+            delivery.status === "pending" &&
+            delivery.nextAttemptAt !== null &&
+            delivery.nextAttemptAt.getTime() <= now.getTime(),
+        )
+        .sort(
+          (a, b) =>
+            (a.nextAttemptAt?.getTime() ?? 0) - (b.nextAttemptAt?.getTime() ?? 0) || byCreatedAt(a, b),
+        )
+        .slice(0, limit)
+        .map(copy);
+    },
+    async recordAttempt(attempt, outcome) {
+      attempts.push(copy(attempt));
+      const delivery = deliveries.get(attempt.deliveryId);
+      if (!delivery) return;
+      delivery.status = outcome.status;
+      delivery.attempts = Math.max(delivery.attempts, attempt.attempt);
+      delivery.nextAttemptAt = outcome.nextAttemptAt;
+      const webhook = webhooks.get(delivery.webhookId);
+      if (webhook) {
+        webhook.failureStreak = outcome.failureStreak;
+        if (outcome.disable) webhook.enabled = false;
+      }
+    },
+    async listAttempts(tenantId, filter) {
+      return attempts
+        .flatMap((attempt) => {
+          const delivery = deliveries.get(attempt.deliveryId);
+          if (!delivery || delivery.tenantId !== tenantId) return [];
+          if (filter.webhookId !== undefined && delivery.webhookId !== filter.webhookId) return [];
+          if (filter.runId !== undefined && delivery.runId !== filter.runId) return [];
+          return [
+            {
+              ...copy(attempt),
+              webhookId: delivery.webhookId,
+              runId: delivery.runId,
+              eventType: delivery.eventType,
+            },
+          ];
+        })
+        .sort(
+          (a, b) =>
+            b.attemptedAt.getTime() - a.attemptedAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0),
+        )
+        .slice(0, filter.limit);
+    },
+    async getDelivery(tenantId, id) {
+      const delivery = deliveries.get(id);
+      return delivery && delivery.tenantId === tenantId ? copy(delivery) : null;
+    },
+    async requeue(id, at) {
+      const delivery = deliveries.get(id);
+      if (!delivery) return;
+      delivery.status = "pending";
+      delivery.nextAttemptAt = at;
+    },
+    async allEncryptedSecrets() {
+      return [...webhooks.values()].map((webhook) => ({
+        id: webhook.id,
+        encryptedSecret: webhook.encryptedSecret,
+      }));
+    },
+    async updateEncryptedSecret(id, encryptedSecret) {
+      const webhook = webhooks.get(id);
+      if (webhook) webhook.encryptedSecret = encryptedSecret;
+    },
+  };
+}

@@ -1,0 +1,12 @@
+import { PromptrunError } from "../errors.ts";
+
+/** Awaits a promise that must reject with a PromptrunError, and returns that error. */
+export async function rejection(promise: Promise<unknown>): Promise<PromptrunError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (PromptrunError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error("expected a PromptrunError, but the promise resolved");
+}

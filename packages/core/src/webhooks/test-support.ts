@@ -1,0 +1,96 @@
+/**
+ * Helpers for this folder's tests only (not exported from the package): a real HTTP receiver on
+ * 127.0.0.1, a finished run record, and a condition poller with a generous deadline.
+ */
+import type { RunRecord } from "../ports.ts";
+
+export interface ReceivedRequest {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** How the receiver answers a request: a status, or a status with headers and/or a promise it waits on first (a hang). */
+export type ReceiverReply =
+  | number
+  | { status: number; headers?: Record<string, string>; waitFor?: Promise<unknown> };
+
+export interface Receiver {
+  url(path?: string): string;
+  readonly requests: ReceivedRequest[];
+  /** Replies for the next requests on `path`, in order; afterwards `fallback` applies. */
+  reply(path: string, ...replies: ReceiverReply[]): void;
+  fallback: number;
+  stop(): Promise<void>;
+}
+
+export function startReceiver(): Receiver {
+  const requests: ReceivedRequest[] = [];
+  const scripted = new Map<string, ReceiverReply[]>();
+  const receiver = {
+    requests,
+    fallback: 200,
+    reply(path: string, ...replies: ReceiverReply[]) {
+      scripted.set(path, [...(scripted.get(path) ?? []), ...replies]);
+    },
+  };
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      const path = new URL(request.url).pathname;
+      requests.push({ path, headers: Object.fromEntries(request.headers), body: await request.text() });
+      const next = scripted.get(path)?.shift() ?? receiver.fallback;
+      if (typeof next === "number") return new Response(null, { status: next });
+      await next.waitFor;
+      return new Response(null, { status: next.status, headers: next.headers ?? {} });
+    },
+  });
+  return Object.assign(receiver, {
+    url: (path = "/hook") => `http://127.0.0.1:${server.port}${path}`,
+    stop: () => server.stop(true),
+  });
+}
+
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await Bun.sleep(5);
+  }
+}
+
+export function finishedRun(overrides: Partial<RunRecord> & Pick<RunRecord, "tenantId">): RunRecord {
+  const finishedAt = new Date();
+  return {
+    id: crypto.randomUUID(),
+    threadId: crypto.randomUUID(),
+    channel: "default",
+    promptId: crypto.randomUUID(),
+    promptVersionId: crypto.randomUUID(),
+    promptSlug: "greet",
+    promptVersion: 2,
+    priority: "normal",
+    environment: "production",
+    status: "completed",
+    inputs: { name: "Ada" },
+    metadata: { customer: "acme" },
+    encryptedEnvVars: null,
+    createdAt: new Date(finishedAt.getTime() - 1_000),
+    startedAt: new Date(finishedAt.getTime() - 900),
+    finishedAt,
+    output: "Hello, Ada!",
+    error: null,
+    tokenUsage: { input: 10, inputCached: 0, output: 3, reasoning: 0, total: 13 },
+    cost: {
+      success: { input: 0.001, cachedInput: 0, output: 0.002, webSearch: 0, total: 0.003 },
+      retries: { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 },
+      total: 0.003,
+    },
+    attempts: 1,
+    ...overrides,
+  };
+}

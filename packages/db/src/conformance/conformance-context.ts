@@ -1,0 +1,10 @@
+import type { Store } from "@promptrun/core";
+import type { ManualClock } from "./fixtures.ts";
+
+/** What each part of the conformance suite sees: the current test's fresh store and its clock. */
+export interface ConformanceContext {
+  /** The store opened for the running test (empty). */
+  store(): Store;
+  /** The clock the store was opened with; each test starts it at the same instant. */
+  clock: ManualClock;
+}

@@ -1,0 +1,464 @@
+import { beforeEach, expect, test } from "bun:test";
+import type { Cost } from "@promptrun/contract";
+import type {
+  NewRun,
+  PromptVersionRecord,
+  RunCompletion,
+  RunRecord,
+  TenantRecord,
+  WebhookDeliveryRecord,
+} from "@promptrun/core";
+import type { ConformanceContext } from "./conformance-context.ts";
+import { addTenant, at, idempotencyFor, newRun, pushPrompt } from "./fixtures.ts";
+
+const zeroBlock = { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 };
+const cost: Cost = { success: { ...zeroBlock, output: 0.5, total: 0.5 }, retries: zeroBlock, total: 0.5 };
+
+const completion = (output: string, overrides: Partial<RunCompletion> = {}): RunCompletion => ({
+  output,
+  tokenUsage: { input: 3, inputCached: 0, output: 2, reasoning: 0, total: 5 },
+  cost,
+  finishedAt: at(100),
+  memory: [
+    { role: "user", content: `question for ${output}` },
+    { role: "assistant", content: output },
+  ],
+  deliveries: [],
+  ...overrides,
+});
+
+const pendingRecord = (run: NewRun): RunRecord => ({
+  ...run,
+  status: "pending",
+  startedAt: null,
+  finishedAt: null,
+  output: null,
+  error: null,
+  tokenUsage: null,
+  cost: null,
+  attempts: 0,
+});
+
+export const runConformance = ({ store }: ConformanceContext): void => {
+  let acme: TenantRecord;
+  let other: TenantRecord;
+  let version: PromptVersionRecord;
+  let otherVersion: PromptVersionRecord;
+  beforeEach(async () => {
+    acme = await addTenant(store(), "acme");
+    other = await addTenant(store(), "other");
+    version = await pushPrompt(store(), acme.id, "greet");
+    otherVersion = await pushPrompt(store(), other.id, "greet");
+  });
+
+  /** A webhook of acme's production environment and a delivery row for `runId`. */
+  const deliveryFor = async (
+    runId: string,
+    eventType: WebhookDeliveryRecord["eventType"] = "run.completed",
+  ): Promise<WebhookDeliveryRecord> => {
+    const environment = await store().environments.ensure(acme.id, "production", Bun.randomUUIDv7(), at(0));
+    const webhookId = Bun.randomUUIDv7();
+    await store().webhooks.create({
+      id: webhookId,
+      tenantId: acme.id,
+      environmentId: environment.id,
+      environment: environment.name,
+      url: "https://example.com/hook",
+      encryptedSecret: "secret",
+      events: ["run.completed", "run.failed"],
+      enabled: true,
+      failureStreak: 0,
+      createdAt: at(0),
+    });
+    return {
+      id: Bun.randomUUIDv7(),
+      webhookId,
+      tenantId: acme.id,
+      runId,
+      eventType,
+      payload: JSON.stringify({ type: eventType, data: { z: 1, a: 2 } }),
+      status: "pending",
+      attempts: 0,
+      nextAttemptAt: at(100),
+      createdAt: at(100),
+    };
+  };
+
+  test("create stores every field and its thread; reads are tenant-scoped", async () => {
+    const run = newRun(version, {
+      channel: "support",
+      priority: "onsite",
+      environment: "staging",
+      inputs: { name: "Ada", nested: { list: [1, 2], flag: true, none: null } },
+      // Key order is kept: metadata comes back as the client sent it.
+      metadata: { zebra: "1", customer: "42", tags: ["b", "a"] },
+      encryptedEnvVars: "ciphertext",
+      createdAt: at(1),
+    });
+    await store().runs.create(run);
+    const expected = pendingRecord(run);
+    const stored = await store().runs.get(acme.id, run.id);
+    expect(stored).toEqual(expected);
+    expect(Object.keys(stored?.metadata ?? {})).toEqual(["zebra", "customer", "tags"]);
+    expect(await store().runs.getById(run.id)).toEqual(expected);
+    expect(await store().runs.get(other.id, run.id)).toBeNull();
+    expect(await store().runs.getById(Bun.randomUUIDv7())).toBeNull();
+    expect(await store().runs.getById("not-a-uuid")).toBeNull();
+
+    expect(await store().runs.getThread(acme.id, run.threadId)).toEqual({
+      id: run.threadId,
+      createdAt: at(1),
+      messages: [],
+    });
+    expect(await store().runs.getThread(other.id, run.threadId)).toBeNull();
+  });
+
+  test("runs of one thread share it; the thread keeps its first creation time", async () => {
+    const threadId = Bun.randomUUIDv7();
+    const first = newRun(version, { threadId, createdAt: at(1) });
+    const second = newRun(version, { threadId, createdAt: at(2) });
+    await Promise.all([store().runs.create(first), store().runs.create(second)]);
+    await store().runs.create(newRun(version, { threadId, createdAt: at(3) }));
+    expect((await store().runs.getThread(acme.id, threadId))?.createdAt).toEqual(at(1));
+    expect((await store().runs.list(acme.id, { threadId }, { limit: 10 })).items).toHaveLength(3);
+  });
+
+  test("a duplicate run id is a conflict, an unknown prompt version is invalid; both leave nothing", async () => {
+    const run = newRun(version);
+    await store().runs.create(run);
+    const duplicate = { ...run, threadId: Bun.randomUUIDv7() };
+    await expect(store().runs.create(duplicate)).rejects.toMatchObject({ code: "conflict" });
+    const orphan = newRun(version, { promptVersionId: Bun.randomUUIDv7() });
+    await expect(store().runs.create(orphan)).rejects.toMatchObject({ code: "invalid" });
+    expect(await store().runs.countPending(acme.id)).toBe(1);
+    expect(await store().runs.getById(orphan.id)).toBeNull();
+    // The rejected runs' threads were rolled back with them.
+    expect(await store().runs.getThread(acme.id, duplicate.threadId)).toBeNull();
+    expect(await store().runs.getThread(acme.id, orphan.threadId)).toBeNull();
+  });
+
+  test("a faulty create in a batch rejects alone", async () => {
+    const good = Array.from({ length: 20 }, () => newRun(version));
+    const faulty = newRun(version, { promptVersionId: Bun.randomUUIDv7() });
+    const results = await Promise.allSettled([
+      ...good.slice(0, 10).map((run) => store().runs.create(run)),
+      store().runs.create(faulty),
+      ...good.slice(10).map((run) => store().runs.create(run)),
+    ]);
+    expect(results.map((result) => result.status)).toEqual([
+      ...Array(10).fill("fulfilled"),
+      "rejected",
+      ...Array(10).fill("fulfilled"),
+    ]);
+    expect((results[10] as PromiseRejectedResult).reason).toMatchObject({ code: "invalid" });
+    expect(await store().runs.countPending(acme.id)).toBe(20);
+    expect(await store().runs.getThread(acme.id, faulty.threadId)).toBeNull();
+  });
+
+  test("1,000 concurrent creates all land; a taken idempotency key rejects only its own run", async () => {
+    const taken = newRun(version);
+    await store().runs.create(taken, idempotencyFor(taken, "key-taken"));
+
+    const runs = Array.from({ length: 1000 }, (_, index) =>
+      // Every other run shares a thread with its neighbour.
+      newRun(version, { threadId: index % 2 === 0 ? Bun.randomUUIDv7() : undefined }),
+    );
+    for (let index = 1; index < runs.length; index += 2) runs[index]!.threadId = runs[index - 1]!.threadId;
+    const conflicting = runs[500]!;
+    const results = await Promise.allSettled(
+      runs.map((run, index) =>
+        store().runs.create(
+          run,
+          index === 500 ? idempotencyFor(run, "key-taken") : idempotencyFor(run, `key-${index}`),
+        ),
+      ),
+    );
+    const rejected = results.flatMap((result, index) => (result.status === "rejected" ? [index] : []));
+    expect(rejected).toEqual([500]);
+    expect((results[500] as PromiseRejectedResult).reason).toMatchObject({ code: "conflict" });
+
+    expect(await store().runs.countPending(acme.id)).toBe(1000);
+    expect(await store().runs.getById(conflicting.id)).toBeNull();
+    // Its thread stays: its neighbour's run uses it.
+    expect(await store().runs.getThread(acme.id, conflicting.threadId)).not.toBeNull();
+    expect((await store().runs.findIdempotency(acme.id, "key-taken", at(-1)))?.runId).toBe(taken.id);
+    expect(await store().runs.findIdempotency(acme.id, "key-999", at(-1))).toEqual(
+      idempotencyFor(runs[999]!, "key-999"),
+    );
+  });
+
+  test("of two creates with one key in the same turn, the first wins and the other leaves nothing", async () => {
+    const first = newRun(version);
+    const second = newRun(version);
+    const results = await Promise.allSettled([
+      store().runs.create(first, idempotencyFor(first, "twice")),
+      store().runs.create(second, idempotencyFor(second, "twice")),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(["fulfilled", "rejected"]);
+    expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ code: "conflict" });
+    expect((await store().runs.findIdempotency(acme.id, "twice", at(-1)))?.runId).toBe(first.id);
+    expect(await store().runs.getById(second.id)).toBeNull();
+    expect(await store().runs.getThread(acme.id, second.threadId)).toBeNull();
+  });
+
+  test("findIdempotency honours notBefore and tenants; an expired key can be taken again", async () => {
+    const first = newRun(version, { createdAt: at(0) });
+    await store().runs.create(first, idempotencyFor(first, "same"));
+    expect((await store().runs.findIdempotency(acme.id, "same", at(-1)))?.runId).toBe(first.id);
+    expect((await store().runs.findIdempotency(acme.id, "same", at(0)))?.runId).toBe(first.id);
+    expect(await store().runs.findIdempotency(acme.id, "same", at(1))).toBeNull();
+    expect(await store().runs.findIdempotency(other.id, "same", at(-1))).toBeNull();
+
+    // Another tenant may use the same key.
+    const theirs = newRun(otherVersion, { createdAt: at(1) });
+    await store().runs.create(theirs, idempotencyFor(theirs, "same"));
+
+    // Without an expiry the key stays taken, however old.
+    const noExpiry = newRun(version, { createdAt: at(1_000_000) });
+    await expect(
+      store().runs.create(noExpiry, idempotencyFor(noExpiry, "same")),
+    ).rejects.toMatchObject({ code: "conflict" });
+    // A record created exactly at the expiry instant has not expired.
+    const notExpiredYet = newRun(version, { createdAt: at(59) });
+    await expect(
+      store().runs.create(notExpiredYet, idempotencyFor(notExpiredYet, "same"), {
+        idempotencyExpiredBefore: at(0),
+      }),
+    ).rejects.toMatchObject({ code: "conflict" });
+    const later = newRun(version, { createdAt: at(61) });
+    await store().runs.create(later, idempotencyFor(later, "same"), { idempotencyExpiredBefore: at(1) });
+    expect(await store().runs.findIdempotency(acme.id, "same", at(0))).toEqual(idempotencyFor(later, "same"));
+    expect(await store().runs.getById(noExpiry.id)).toBeNull();
+    expect(await store().runs.getById(notExpiredYet.id)).toBeNull();
+    expect(await store().runs.getById(later.id)).not.toBeNull();
+    // The replaced record's run stays.
+    expect(await store().runs.getById(first.id)).not.toBeNull();
+    expect((await store().runs.findIdempotency(other.id, "same", at(0)))?.runId).toBe(theirs.id);
+  });
+
+  test("list pages newest first with filters, never across tenants", async () => {
+    const thread = Bun.randomUUIDv7();
+    const created: NewRun[] = [];
+    for (let index = 0; index < 7; index++) {
+      const run = newRun(version, {
+        threadId: index < 4 ? thread : Bun.randomUUIDv7(),
+        channel: index % 2 === 0 ? "even" : "odd",
+        // Two runs share each timestamp: the id breaks the tie.
+        createdAt: at(Math.floor(index / 2)),
+      });
+      created.push(run);
+      await store().runs.create(run);
+    }
+    await store().runs.create(newRun(otherVersion, { threadId: thread, createdAt: at(50) }));
+    const newestFirst = [...created]
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
+      .map((run) => run.id);
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Awaited<ReturnType<ReturnType<typeof store>["runs"]["list"]>> = await store().runs.list(
+        acme.id,
+        {},
+        { cursor, limit: 3 },
+      );
+      seen.push(...page.items.map((run) => run.id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(newestFirst);
+
+    const inThread = await store().runs.list(acme.id, { threadId: thread }, { limit: 50 });
+    expect(inThread.items).toHaveLength(4);
+    const evenInThread = await store().runs.list(
+      acme.id,
+      { threadId: thread, channel: "even" },
+      { limit: 50 },
+    );
+    expect(evenInThread.items.map((run) => run.channel)).toEqual(["even", "even"]);
+    expect((await store().runs.list(acme.id, { slug: "other" }, { limit: 50 })).items).toEqual([]);
+    expect((await store().runs.list(acme.id, { slug: "greet" }, { limit: 50 })).items).toHaveLength(7);
+
+    await store().runs.complete(created[0]!.id, completion("done"));
+    const completed = await store().runs.list(acme.id, { status: "completed" }, { limit: 50 });
+    expect(completed.items.map((run) => run.id)).toEqual([created[0]!.id]);
+    expect((await store().runs.list(acme.id, { status: "pending" }, { limit: 50 })).items).toHaveLength(6);
+    expect((await store().runs.list(other.id, {}, { limit: 50 })).items).toHaveLength(1);
+    await expect(store().runs.list(acme.id, {}, { cursor: "garbage", limit: 2 })).rejects.toMatchObject({
+      code: "invalid",
+    });
+  });
+
+  test("listPending returns every tenant's pending runs oldest first; countPending is per tenant", async () => {
+    const late = newRun(version, { createdAt: at(30) });
+    const early = newRun(otherVersion, { createdAt: at(10) });
+    const middle = newRun(version, { createdAt: at(20) });
+    const done = newRun(version, { createdAt: at(5) });
+    for (const run of [late, early, middle, done]) await store().runs.create(run);
+    await store().runs.fail(done.id, { error: "boom", cost: null, finishedAt: at(40), deliveries: [] });
+
+    expect((await store().runs.listPending()).map((run) => run.id)).toEqual([early.id, middle.id, late.id]);
+    expect(await store().runs.countPending(acme.id)).toBe(2);
+    expect(await store().runs.countPending(other.id)).toBe(1);
+    expect(await store().runs.countPending(Bun.randomUUIDv7())).toBe(0);
+  });
+
+  test("markStarted keeps the first start and counts attempts, on pending runs only", async () => {
+    const run = newRun(version);
+    await store().runs.create(run);
+    await store().runs.markStarted(run.id, at(3), 1);
+    await store().runs.markStarted(run.id, at(8), 2);
+    expect(await store().runs.getById(run.id)).toMatchObject({
+      startedAt: at(3),
+      attempts: 2,
+      status: "pending",
+    });
+    await store().runs.fail(run.id, { error: "x", cost: null, finishedAt: at(9), deliveries: [] });
+    await store().runs.markStarted(run.id, at(10), 3);
+    expect(await store().runs.getById(run.id)).toMatchObject({
+      startedAt: at(3),
+      attempts: 2,
+      status: "failed",
+    });
+  });
+
+  test("complete is a compare-and-set: memory, deliveries and secret erasure happen once", async () => {
+    const run = newRun(version, { encryptedEnvVars: "ciphertext", channel: "chat" });
+    await store().runs.create(run);
+    const webhookDelivery = await deliveryFor(run.id);
+
+    expect(
+      await store().runs.complete(run.id, completion("first", { deliveries: [webhookDelivery] })),
+    ).toBe(true);
+    expect(await store().runs.getById(run.id)).toEqual({
+      ...pendingRecord(run),
+      status: "completed",
+      output: "first",
+      tokenUsage: { input: 3, inputCached: 0, output: 2, reasoning: 0, total: 5 },
+      cost,
+      finishedAt: at(100),
+      encryptedEnvVars: null,
+    });
+    expect(await store().webhooks.getDelivery(acme.id, webhookDelivery.id)).toEqual(webhookDelivery);
+
+    const secondDelivery = { ...webhookDelivery, id: Bun.randomUUIDv7() };
+    expect(await store().runs.complete(run.id, completion("second", { deliveries: [secondDelivery] }))).toBe(
+      false,
+    );
+    expect(
+      await store().runs.fail(run.id, { error: "late", cost: null, finishedAt: at(200), deliveries: [] }),
+    ).toBe(false);
+    expect((await store().runs.getById(run.id))?.output).toBe("first");
+    expect(await store().runs.memory(acme.id, run.threadId, "chat")).toEqual([
+      { role: "user", content: "question for first" },
+      { role: "assistant", content: "first" },
+    ]);
+    expect(await store().webhooks.getDelivery(acme.id, secondDelivery.id)).toBeNull();
+    expect(await store().runs.complete(Bun.randomUUIDv7(), completion("nobody"))).toBe(false);
+  });
+
+  test("concurrent enders of one run: exactly one wins, and only its effects remain", async () => {
+    for (let round = 0; round < 5; round++) {
+      const run = newRun(version, { encryptedEnvVars: "ciphertext" });
+      await store().runs.create(run);
+      const outcomes = await Promise.all([
+        store().runs.complete(run.id, completion("a")),
+        store().runs.complete(run.id, completion("b")),
+        store().runs.fail(run.id, { error: "c", cost: null, finishedAt: at(1), deliveries: [] }),
+        store().runs.complete(run.id, completion("d")),
+      ]);
+      expect(outcomes.filter(Boolean)).toHaveLength(1);
+      const winner = outcomes.indexOf(true);
+      const stored = await store().runs.getById(run.id);
+      const memory = await store().runs.memory(acme.id, run.threadId, "default");
+      if (winner === 2) {
+        expect(stored).toMatchObject({ status: "failed", error: "c", output: null });
+        expect(memory).toEqual([]);
+      } else {
+        const output = ["a", "b", "c", "d"][winner];
+        expect(stored).toMatchObject({ status: "completed", output, error: null });
+        expect(memory.map((message) => message.content)).toEqual([`question for ${output}`, output]);
+      }
+      expect(stored?.encryptedEnvVars).toBeNull();
+    }
+  });
+
+  test("fail ends a pending run once, keeps its cost, erases its secrets", async () => {
+    const run = newRun(version, { encryptedEnvVars: "ciphertext" });
+    await store().runs.create(run);
+    const webhookDelivery = await deliveryFor(run.id, "run.failed");
+    expect(
+      await store().runs.fail(run.id, {
+        error: "provider said no",
+        cost,
+        finishedAt: at(9),
+        deliveries: [webhookDelivery],
+      }),
+    ).toBe(true);
+    expect(await store().runs.getById(run.id)).toEqual({
+      ...pendingRecord(run),
+      status: "failed",
+      error: "provider said no",
+      cost,
+      finishedAt: at(9),
+      encryptedEnvVars: null,
+    });
+    expect(await store().webhooks.getDelivery(acme.id, webhookDelivery.id)).toEqual(webhookDelivery);
+    expect(
+      await store().runs.fail(run.id, { error: "again", cost: null, finishedAt: at(10), deliveries: [] }),
+    ).toBe(false);
+    expect(await store().runs.complete(run.id, completion("too late"))).toBe(false);
+    expect(await store().runs.memory(acme.id, run.threadId, "default")).toEqual([]);
+  });
+
+  test("memory returns a channel's completed exchanges oldest first, per thread and tenant", async () => {
+    const thread = Bun.randomUUIDv7();
+    const one = newRun(version, { threadId: thread, channel: "a", createdAt: at(1) });
+    const two = newRun(version, { threadId: thread, channel: "a", createdAt: at(2) });
+    const side = newRun(version, { threadId: thread, channel: "b", createdAt: at(3) });
+    const pending = newRun(version, { threadId: thread, channel: "a", createdAt: at(4) });
+    const foreign = newRun(otherVersion, { threadId: thread, channel: "a", createdAt: at(5) });
+    for (const run of [one, two, side, pending, foreign]) await store().runs.create(run);
+    await store().runs.complete(one.id, completion("one", { finishedAt: at(10) }));
+    await store().runs.complete(side.id, completion("side", { finishedAt: at(11) }));
+    await store().runs.complete(two.id, completion("two", { finishedAt: at(12) }));
+    await store().runs.complete(foreign.id, completion("foreign", { finishedAt: at(13) }));
+
+    expect(await store().runs.memory(acme.id, thread, "a")).toEqual([
+      { role: "user", content: "question for one" },
+      { role: "assistant", content: "one" },
+      { role: "user", content: "question for two" },
+      { role: "assistant", content: "two" },
+    ]);
+    expect((await store().runs.memory(acme.id, thread, "b")).map((message) => message.content)).toEqual([
+      "question for side",
+      "side",
+    ]);
+    expect((await store().runs.memory(other.id, thread, "a")).map((message) => message.content)).toEqual([
+      "question for foreign",
+      "foreign",
+    ]);
+    expect(await store().runs.memory(acme.id, Bun.randomUUIDv7(), "a")).toEqual([]);
+
+    const threadView = await store().runs.getThread(acme.id, thread);
+    expect(threadView?.messages).toEqual([
+      { runId: one.id, channel: "a", role: "user", content: "question for one", createdAt: at(10) },
+      { runId: one.id, channel: "a", role: "assistant", content: "one", createdAt: at(10) },
+      { runId: side.id, channel: "b", role: "user", content: "question for side", createdAt: at(11) },
+      { runId: side.id, channel: "b", role: "assistant", content: "side", createdAt: at(11) },
+      { runId: two.id, channel: "a", role: "user", content: "question for two", createdAt: at(12) },
+      { runId: two.id, channel: "a", role: "assistant", content: "two", createdAt: at(12) },
+    ]);
+  });
+
+  test("updateEncryptedEnvVars re-encrypts a pending run and never revives an ended one's", async () => {
+    const live = newRun(version, { encryptedEnvVars: "old" });
+    const ended = newRun(version, { encryptedEnvVars: "old" });
+    await store().runs.create(live);
+    await store().runs.create(ended);
+    await store().runs.complete(ended.id, completion("done"));
+    await store().runs.updateEncryptedEnvVars(live.id, "new");
+    await store().runs.updateEncryptedEnvVars(ended.id, "new");
+    expect((await store().runs.getById(live.id))?.encryptedEnvVars).toBe("new");
+    expect((await store().runs.getById(ended.id))?.encryptedEnvVars).toBeNull();
+  });
+};

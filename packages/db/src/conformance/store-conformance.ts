@@ -1,0 +1,58 @@
+/**
+ * One behaviour suite for every Store implementation (SQLite, Postgres): what the engine may rely
+ * on, written against the Store port only. A store's test file calls describeStoreConformance
+ * with a function opening a fresh, empty store; each test gets its own.
+ */
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import type { Clock, Store } from "@promptrun/core";
+import type { ConformanceContext } from "./conformance-context.ts";
+import { environmentConformance } from "./environment-conformance.ts";
+import { addTenant, at, ManualClock, newRun, pushPrompt } from "./fixtures.ts";
+import { promptConformance } from "./prompt-conformance.ts";
+import { runConformance } from "./run-conformance.ts";
+import { tenantConformance } from "./tenant-conformance.ts";
+import { webhookConformance } from "./webhook-conformance.ts";
+
+/** Opens an empty store using `clock`; its `close` also disposes of whatever the test created. */
+export type OpenConformanceStore = (options: { clock: Clock }) => Promise<Store & { close(): Promise<void> }>;
+
+const START = at(100_000);
+
+export const describeStoreConformance = (name: string, openStore: OpenConformanceStore): void => {
+  describe(`${name} store conformance`, () => {
+    let current: Store | null = null;
+    const clock = new ManualClock(START);
+    const context: ConformanceContext = {
+      store: () => {
+        if (!current) throw new Error("no store is open outside a test");
+        return current;
+      },
+      clock,
+    };
+
+    beforeEach(async () => {
+      clock.current = START;
+      current = await openStore({ clock });
+    });
+    afterEach(async () => {
+      await current?.close();
+      current = null;
+    });
+
+    describe("tenants", () => tenantConformance(context));
+    describe("prompts", () => promptConformance(context));
+    describe("runs", () => runConformance(context));
+    describe("environments", () => environmentConformance(context));
+    describe("webhooks", () => webhookConformance(context));
+
+    test("close is idempotent; later creates are refused as unavailable", async () => {
+      const store = context.store();
+      const tenant = await addTenant(store);
+      const version = await pushPrompt(store, tenant.id);
+      await store.close();
+      await store.close();
+      await expect(store.runs.create(newRun(version))).rejects.toMatchObject({ code: "unavailable" });
+      await expect(store.tenants.get(tenant.id)).rejects.toThrow();
+    });
+  });
+};

@@ -1,0 +1,216 @@
+import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
+import { and, asc, desc, eq, gt, inArray, lt, type SQL } from "drizzle-orm";
+import { prompts, promptTags, promptVersions } from "../schema/postgres.ts";
+import { decodeCursor, pageFrom } from "../sqlite/cursor.ts";
+import type { PostgresContext, PostgresQueryable } from "./postgres-context.ts";
+import { withConstraintErrors } from "./postgres-errors.ts";
+
+const versionColumns = {
+  id: promptVersions.id,
+  promptId: promptVersions.promptId,
+  tenantId: promptVersions.tenantId,
+  slug: prompts.slug,
+  version: promptVersions.version,
+  definition: promptVersions.definition,
+  contentHash: promptVersions.contentHash,
+  createdAt: promptVersions.createdAt,
+};
+
+const selectorCondition = (selector: VersionSelector): SQL | undefined => {
+  switch (selector.kind) {
+    case "id":
+      return eq(promptVersions.id, selector.id);
+    case "number":
+      return eq(promptVersions.version, selector.version);
+    case "latest":
+      return eq(promptVersions.version, prompts.latestVersion);
+    case "tag":
+      return eq(promptTags.tag, selector.tag);
+  }
+};
+
+/** Always scoped by tenant AND slug: an id of another prompt or tenant resolves to nothing. */
+const resolve = async (
+  query: PostgresQueryable,
+  tenantId: string,
+  slug: string,
+  selector: VersionSelector,
+): Promise<PromptVersionRecord | null> => {
+  const scope = and(eq(prompts.tenantId, tenantId), eq(prompts.slug, slug), selectorCondition(selector));
+  const base = query
+    .select(versionColumns)
+    .from(promptVersions)
+    .innerJoin(prompts, eq(prompts.id, promptVersions.promptId));
+  const [row] =
+    selector.kind === "tag"
+      ? await base
+          .innerJoin(
+            promptTags,
+            and(eq(promptTags.promptId, prompts.id), eq(promptTags.versionId, promptVersions.id)),
+          )
+          .where(scope)
+      : await base.where(scope);
+  return row ?? null;
+};
+
+const tagsOfVersion = async (query: PostgresQueryable, versionId: string): Promise<string[]> => {
+  const rows = await query
+    .select({ tag: promptTags.tag })
+    .from(promptTags)
+    .where(eq(promptTags.versionId, versionId))
+    .orderBy(asc(promptTags.tag));
+  return rows.map((row) => row.tag);
+};
+
+const pointTag = async (
+  query: PostgresQueryable,
+  version: PromptVersionRecord,
+  tag: string,
+  at: Date,
+): Promise<void> => {
+  await query
+    .insert(promptTags)
+    .values({ promptId: version.promptId, tag, versionId: version.id, updatedAt: at })
+    .onConflictDoUpdate({
+      target: [promptTags.promptId, promptTags.tag],
+      set: { versionId: version.id, updatedAt: at },
+    });
+  await query.update(prompts).set({ updatedAt: at }).where(eq(prompts.id, version.promptId));
+};
+
+/** tag → version number, for each of the given prompts. */
+const tagMaps = async (
+  query: PostgresQueryable,
+  promptIds: string[],
+): Promise<Map<string, Record<string, number>>> => {
+  const maps = new Map<string, Record<string, number>>();
+  if (promptIds.length === 0) return maps;
+  const rows = await query
+    .select({ promptId: promptTags.promptId, tag: promptTags.tag, version: promptVersions.version })
+    .from(promptTags)
+    .innerJoin(promptVersions, eq(promptVersions.id, promptTags.versionId))
+    .where(inArray(promptTags.promptId, promptIds))
+    .orderBy(asc(promptTags.tag));
+  for (const row of rows) {
+    const map = maps.get(row.promptId) ?? {};
+    map[row.tag] = row.version;
+    maps.set(row.promptId, map);
+  }
+  return maps;
+};
+
+export const createPromptStore = ({ db }: PostgresContext): PromptStore => ({
+  async pushVersion(input) {
+    return withConstraintErrors("prompt", () =>
+      db.transaction(async (tx) => {
+        await tx
+          .insert(prompts)
+          .values({
+            id: input.newPromptId,
+            tenantId: input.tenantId,
+            slug: input.slug,
+            latestVersion: 0,
+            createdAt: input.at,
+            updatedAt: input.at,
+          })
+          .onConflictDoNothing({ target: [prompts.tenantId, prompts.slug] });
+        // The row lock serializes concurrent pushes of one slug, across instances too: the next
+        // push reads the version this one commits.
+        const [prompt] = await tx
+          .select()
+          .from(prompts)
+          .where(and(eq(prompts.tenantId, input.tenantId), eq(prompts.slug, input.slug)))
+          .for("update");
+        if (!prompt) throw new Error(`prompt ${input.slug} vanished inside its transaction`);
+        const newest =
+          prompt.latestVersion > 0 ? await resolve(tx, input.tenantId, input.slug, { kind: "latest" }) : null;
+        let version: PromptVersionRecord;
+        let created: boolean;
+        if (newest && newest.contentHash === input.contentHash) {
+          version = newest;
+          created = false;
+        } else {
+          version = {
+            id: input.newVersionId,
+            promptId: prompt.id,
+            tenantId: input.tenantId,
+            slug: input.slug,
+            version: prompt.latestVersion + 1,
+            definition: input.definition,
+            contentHash: input.contentHash,
+            createdAt: input.at,
+          };
+          const { slug: _slug, ...row } = version;
+          await tx.insert(promptVersions).values(row);
+          await tx
+            .update(prompts)
+            .set({ latestVersion: version.version, updatedAt: input.at })
+            .where(eq(prompts.id, prompt.id));
+          created = true;
+        }
+        for (const tag of new Set(input.tags)) await pointTag(tx, version, tag, input.at);
+        return { version, created, tags: await tagsOfVersion(tx, version.id) };
+      }),
+    );
+  },
+
+  async setTag(tenantId, slug, selector, tag, at) {
+    return db.transaction(async (tx) => {
+      const version = await resolve(tx, tenantId, slug, selector);
+      if (version) await pointTag(tx, version, tag, at);
+      return version;
+    });
+  },
+
+  async resolveVersion(tenantId, slug, selector) {
+    return resolve(db, tenantId, slug, selector);
+  },
+
+  async getPrompt(tenantId, slug) {
+    const [prompt] = await db
+      .select()
+      .from(prompts)
+      .where(and(eq(prompts.tenantId, tenantId), eq(prompts.slug, slug)));
+    if (!prompt) return null;
+    return { ...prompt, tags: (await tagMaps(db, [prompt.id])).get(prompt.id) ?? {} };
+  },
+
+  async listPrompts(tenantId, page) {
+    const after = page.cursor ? decodeCursor(page.cursor, ["string"])[0] : null;
+    const rows = await db
+      .select()
+      .from(prompts)
+      .where(and(eq(prompts.tenantId, tenantId), after === null ? undefined : gt(prompts.slug, after)))
+      .orderBy(asc(prompts.slug))
+      .limit(page.limit + 1);
+    const result = pageFrom(rows, page.limit, (row) => [row.slug]);
+    const tags = await tagMaps(
+      db,
+      result.items.map((row) => row.id),
+    );
+    const items: PromptRecord[] = result.items.map((row) => ({ ...row, tags: tags.get(row.id) ?? {} }));
+    return { items, nextCursor: result.nextCursor };
+  },
+
+  async listVersions(tenantId, slug, page) {
+    const before = page.cursor ? decodeCursor(page.cursor, ["number"])[0] : null;
+    const rows = await db
+      .select(versionColumns)
+      .from(promptVersions)
+      .innerJoin(prompts, eq(prompts.id, promptVersions.promptId))
+      .where(
+        and(
+          eq(prompts.tenantId, tenantId),
+          eq(prompts.slug, slug),
+          before === null ? undefined : lt(promptVersions.version, before),
+        ),
+      )
+      .orderBy(desc(promptVersions.version))
+      .limit(page.limit + 1);
+    return pageFrom(rows, page.limit, (row) => [row.version]);
+  },
+
+  async tagsOf(versionId) {
+    return tagsOfVersion(db, versionId);
+  },
+});

@@ -1,0 +1,292 @@
+/**
+ * SQLite schema (drizzle sqlite-core). drizzle-kit reads this file to generate the migrations in
+ * ../../drizzle, so it must not import `bun:sqlite`. Timestamps are epoch ms, ids UUID text,
+ * JSON documents text; the column helpers in ./sqlite-columns.ts hold those choices.
+ */
+import type {
+  Cost,
+  Metadata,
+  Priority,
+  PromptDefinition,
+  RunStatus,
+  TokenUsage,
+  WebhookEventType,
+} from "@promptrun/contract";
+import { sql } from "drizzle-orm";
+import {
+  foreignKey,
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
+import { count, decimal, epochMs, flag, jsonText, uuid } from "./sqlite-columns.ts";
+
+export const tenants = sqliteTable("tenants", {
+  id: uuid("id").primaryKey(),
+  name: text("name").notNull(),
+  subscriptionActive: flag("subscription_active").notNull().default(true),
+  createdAt: epochMs("created_at").notNull(),
+});
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    prefix: text("prefix").notNull(),
+    /** SHA-256 hex of the key; the key itself is never stored. */
+    hash: text("hash").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+    revokedAt: epochMs("revoked_at"),
+    lastUsedAt: epochMs("last_used_at"),
+  },
+  (table) => [
+    uniqueIndex("api_keys_hash_unique").on(table.hash),
+    index("api_keys_prefix_idx").on(table.prefix),
+    index("api_keys_tenant_idx").on(table.tenantId),
+  ],
+);
+
+export const prompts = sqliteTable(
+  "prompts",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    slug: text("slug").notNull(),
+    latestVersion: count("latest_version").notNull().default(0),
+    createdAt: epochMs("created_at").notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (table) => [uniqueIndex("prompts_tenant_slug_unique").on(table.tenantId, table.slug)],
+);
+
+export const promptVersions = sqliteTable(
+  "prompt_versions",
+  {
+    id: uuid("id").primaryKey(),
+    promptId: uuid("prompt_id")
+      .notNull()
+      .references(() => prompts.id),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    version: count("version").notNull(),
+    definition: jsonText<PromptDefinition>("definition").notNull(),
+    contentHash: text("content_hash").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (table) => [uniqueIndex("prompt_versions_prompt_version_unique").on(table.promptId, table.version)],
+);
+
+export const promptTags = sqliteTable(
+  "prompt_tags",
+  {
+    promptId: uuid("prompt_id")
+      .notNull()
+      .references(() => prompts.id),
+    tag: text("tag").notNull(),
+    versionId: uuid("version_id")
+      .notNull()
+      .references(() => promptVersions.id),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.promptId, table.tag] }),
+    index("prompt_tags_version_idx").on(table.versionId),
+  ],
+);
+
+export const threads = sqliteTable(
+  "threads",
+  {
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    id: uuid("id").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.tenantId, table.id] })],
+);
+
+export const runs = sqliteTable(
+  "runs",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    threadId: uuid("thread_id").notNull(),
+    channel: text("channel").notNull(),
+    promptId: uuid("prompt_id")
+      .notNull()
+      .references(() => prompts.id),
+    promptVersionId: uuid("prompt_version_id")
+      .notNull()
+      .references(() => promptVersions.id),
+    promptSlug: text("prompt_slug").notNull(),
+    promptVersion: count("prompt_version").notNull(),
+    priority: text("priority").$type<Priority>().notNull(),
+    environment: text("environment").notNull(),
+    status: text("status").$type<RunStatus>().notNull(),
+    inputs: jsonText<Record<string, unknown>>("inputs").notNull(),
+    metadata: jsonText<Metadata>("metadata").notNull(),
+    /** AES-256-GCM ciphertext of the run's envVars; NULL once the run has ended. */
+    encryptedEnvVars: text("encrypted_env_vars"),
+    createdAt: epochMs("created_at").notNull(),
+    startedAt: epochMs("started_at"),
+    finishedAt: epochMs("finished_at"),
+    output: text("output"),
+    error: text("error"),
+    tokenUsage: jsonText<TokenUsage>("token_usage"),
+    cost: jsonText<Cost>("cost"),
+    attempts: count("attempts").notNull().default(0),
+  },
+  (table) => [
+    foreignKey({ columns: [table.tenantId, table.threadId], foreignColumns: [threads.tenantId, threads.id] }),
+    index("runs_tenant_created_idx").on(table.tenantId, table.createdAt, table.id),
+    index("runs_tenant_thread_idx").on(table.tenantId, table.threadId, table.createdAt, table.id),
+    index("runs_pending_idx").on(table.tenantId, table.createdAt).where(sql`${table.status} = 'pending'`),
+  ],
+);
+
+/** Thread memory: the exchanges of completed runs, in insertion order (`seq`). */
+export const messages = sqliteTable(
+  "messages",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    tenantId: uuid("tenant_id").notNull(),
+    threadId: uuid("thread_id").notNull(),
+    channel: text("channel").notNull(),
+    runId: uuid("run_id")
+      .notNull()
+      .references(() => runs.id),
+    role: text("role").$type<"user" | "assistant">().notNull(),
+    content: text("content").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (table) => [
+    foreignKey({ columns: [table.tenantId, table.threadId], foreignColumns: [threads.tenantId, threads.id] }),
+    index("messages_thread_channel_idx").on(table.tenantId, table.threadId, table.channel, table.seq),
+  ],
+);
+
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    runId: uuid("run_id")
+      .notNull()
+      .references(() => runs.id),
+    threadId: uuid("thread_id").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.tenantId, table.key] })],
+);
+
+export const environments = sqliteTable(
+  "environments",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    name: text("name").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (table) => [uniqueIndex("environments_tenant_name_unique").on(table.tenantId, table.name)],
+);
+
+export const envVars = sqliteTable(
+  "env_vars",
+  {
+    environmentId: uuid("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    /** AES-256-GCM ciphertext. */
+    value: text("value").notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.environmentId, table.key] })],
+);
+
+export const webhooks = sqliteTable(
+  "webhooks",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    environmentId: uuid("environment_id")
+      .notNull()
+      .references(() => environments.id),
+    url: text("url").notNull(),
+    encryptedSecret: text("encrypted_secret").notNull(),
+    events: jsonText<WebhookEventType[]>("events").notNull(),
+    enabled: flag("enabled").notNull().default(true),
+    failureStreak: count("failure_streak").notNull().default(0),
+    createdAt: epochMs("created_at").notNull(),
+    /** Soft delete: the delivery and attempt history keeps pointing at the row. */
+    deletedAt: epochMs("deleted_at"),
+  },
+  (table) => [
+    index("webhooks_tenant_idx").on(table.tenantId),
+    index("webhooks_environment_idx").on(table.environmentId),
+  ],
+);
+
+/** Durable outbox: one row per (webhook, run event), retried until delivered or failed. */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: uuid("id").primaryKey(),
+    webhookId: uuid("webhook_id")
+      .notNull()
+      .references(() => webhooks.id),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    runId: uuid("run_id")
+      .notNull()
+      .references(() => runs.id),
+    eventType: text("event_type").$type<WebhookEventType>().notNull(),
+    /** The exact JSON body that is signed and sent. */
+    payload: text("payload").notNull(),
+    status: text("status").$type<"pending" | "delivered" | "failed">().notNull(),
+    attempts: count("attempts").notNull().default(0),
+    nextAttemptAt: epochMs("next_attempt_at"),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (table) => [
+    index("webhook_deliveries_due_idx").on(table.status, table.nextAttemptAt),
+    index("webhook_deliveries_tenant_run_idx").on(table.tenantId, table.runId),
+    index("webhook_deliveries_webhook_idx").on(table.webhookId),
+  ],
+);
+
+export const webhookAttempts = sqliteTable(
+  "webhook_attempts",
+  {
+    id: uuid("id").primaryKey(),
+    deliveryId: uuid("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: "cascade" }),
+    attempt: count("attempt").notNull(),
+    attemptedAt: epochMs("attempted_at").notNull(),
+    responseStatus: count("response_status"),
+    latencyMs: decimal("latency_ms"),
+    error: text("error"),
+  },
+  (table) => [index("webhook_attempts_delivery_idx").on(table.deliveryId, table.attemptedAt)],
+);

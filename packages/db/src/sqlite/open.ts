@@ -1,0 +1,87 @@
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { Clock, Store } from "@promptrun/core";
+import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
+import { migrate } from "drizzle-orm/bun-sqlite/migrator";
+import { databasePath, MEMORY_PATH } from "./database-path.ts";
+import { createEnvironmentStore } from "./environment-store.ts";
+import { createGroupCommit } from "./group-commit.ts";
+import { createPromptStore } from "./prompt-store.ts";
+import { createRunStore } from "./run-store.ts";
+import type { SqliteContext } from "./sqlite-context.ts";
+import { createTenantStore } from "./tenant-store.ts";
+import { createWebhookStore } from "./webhook-store.ts";
+
+/** Committed drizzle-kit migrations, found from this file so the working directory never matters. */
+export const SQLITE_MIGRATIONS_FOLDER = join(import.meta.dir, "..", "..", "drizzle");
+
+export interface OpenSqliteStoreOptions {
+  /** `file:./data/x.db` (relative to the working directory), `file:/abs/x.db`, or `:memory:`. */
+  url: string;
+  clock?: Clock;
+  /** Most writes committed in one group commit (default 256). */
+  maxBatch?: number;
+}
+
+export interface SqliteStore extends Store {
+  /** The bun:sqlite connection, for tests and the CLI. */
+  raw: Database;
+  /** Absolute file path, or `:memory:`. */
+  path: string;
+}
+
+/**
+ * drizzle's migrator reads the applied migrations before it takes the write lock, so two
+ * processes opening a fresh file at once can both try to apply them; the loser's transaction
+ * rolls back, and a second pass then sees them applied.
+ */
+const applyMigrations = (db: BunSQLiteDatabase): void => {
+  try {
+    migrate(db, { migrationsFolder: SQLITE_MIGRATIONS_FOLDER });
+  } catch {
+    migrate(db, { migrationsFolder: SQLITE_MIGRATIONS_FOLDER });
+  }
+};
+
+const systemClock: Clock = { now: () => new Date() };
+
+/**
+ * Opens (creating it and its directory if needed) a SQLite database, applies the pending
+ * migrations and returns the stores over it.
+ */
+export const openSqliteStore = async (options: OpenSqliteStoreOptions): Promise<SqliteStore> => {
+  const path = databasePath(options.url);
+  if (path !== MEMORY_PATH) mkdirSync(dirname(path), { recursive: true });
+  const raw = new Database(path, { create: true, readwrite: true, strict: true });
+  try {
+    raw.exec("PRAGMA busy_timeout = 5000");
+    raw.exec("PRAGMA journal_mode = WAL");
+    // FULL: a run is acknowledged (202) only once its commit would survive a power loss.
+    raw.exec("PRAGMA synchronous = FULL");
+    raw.exec("PRAGMA foreign_keys = ON");
+    const db = drizzle({ client: raw });
+    applyMigrations(db);
+    const context: SqliteContext = { db, raw, clock: options.clock ?? systemClock };
+    const groupCommit = createGroupCommit(raw, { maxBatch: options.maxBatch ?? 256 });
+    let closed = false;
+    return {
+      raw,
+      path,
+      tenants: createTenantStore(context),
+      prompts: createPromptStore(context),
+      runs: createRunStore(context, { groupCommit }),
+      environments: createEnvironmentStore(context),
+      webhooks: createWebhookStore(context),
+      async close() {
+        if (closed) return;
+        closed = true;
+        groupCommit.close();
+        raw.close();
+      },
+    };
+  } catch (error) {
+    raw.close();
+    throw error;
+  }
+};

@@ -1,0 +1,293 @@
+import {
+  type IdempotencyRecord,
+  type NewRun,
+  PromptrunError,
+  type RunRecord,
+  type RunStore,
+  type WebhookDeliveryRecord,
+} from "@promptrun/core";
+import { and, asc, count, eq, gte, lt, or, type SQL, sql } from "drizzle-orm";
+import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { idempotencyKeys, messages, runs, threads, webhookDeliveries } from "../schema/sqlite.ts";
+import { decodeCursor, pageFrom } from "./cursor.ts";
+import type { GroupCommit } from "./group-commit.ts";
+import type { SqliteContext } from "./sqlite-context.ts";
+import { withConstraintErrors } from "./sqlite-errors.ts";
+
+export interface RunStoreOptions {
+  /** Writes of the per-run hot path (create, start, complete, fail) are group-committed. */
+  groupCommit: GroupCommit;
+}
+
+const placeholder = sql.placeholder;
+
+/** Statements of the hot path, prepared once. */
+const prepareCreateStatements = (db: BunSQLiteDatabase) => ({
+  insertThread: db
+    .insert(threads)
+    .values({
+      tenantId: placeholder("tenantId"),
+      id: placeholder("threadId"),
+      createdAt: placeholder("createdAt"),
+    })
+    .onConflictDoNothing()
+    .prepare(),
+  insertRun: db
+    .insert(runs)
+    .values({
+      id: placeholder("id"),
+      tenantId: placeholder("tenantId"),
+      threadId: placeholder("threadId"),
+      channel: placeholder("channel"),
+      promptId: placeholder("promptId"),
+      promptVersionId: placeholder("promptVersionId"),
+      promptSlug: placeholder("promptSlug"),
+      promptVersion: placeholder("promptVersion"),
+      priority: placeholder("priority"),
+      environment: placeholder("environment"),
+      status: "pending",
+      inputs: placeholder("inputs"),
+      metadata: placeholder("metadata"),
+      encryptedEnvVars: placeholder("encryptedEnvVars"),
+      createdAt: placeholder("createdAt"),
+      attempts: 0,
+    })
+    .prepare(),
+  /** Takes the key unless a fresh record holds it; returns nothing when it is taken. */
+  claimIdempotencyKey: db
+    .insert(idempotencyKeys)
+    .values({
+      tenantId: placeholder("tenantId"),
+      key: placeholder("key"),
+      requestHash: placeholder("requestHash"),
+      runId: placeholder("runId"),
+      threadId: placeholder("threadId"),
+      createdAt: placeholder("createdAt"),
+    })
+    .onConflictDoUpdate({
+      target: [idempotencyKeys.tenantId, idempotencyKeys.key],
+      set: {
+        requestHash: sql`excluded.request_hash`,
+        runId: sql`excluded.run_id`,
+        threadId: sql`excluded.thread_id`,
+        createdAt: sql`excluded.created_at`,
+      },
+      setWhere: sql`${idempotencyKeys.createdAt} < ${placeholder("staleBeforeMs")}`,
+    })
+    .returning({ runId: idempotencyKeys.runId })
+    .prepare(),
+});
+
+const insertDeliveries = (db: BunSQLiteDatabase, deliveries: WebhookDeliveryRecord[]): void => {
+  if (deliveries.length > 0) db.insert(webhookDeliveries).values(deliveries).run();
+};
+
+/** Newest first: (createdAt desc, id desc). */
+const runsBefore = (cursor: string): SQL | undefined => {
+  const [createdAtMs, id] = decodeCursor(cursor, ["number", "string"]);
+  const createdAt = new Date(createdAtMs);
+  return or(lt(runs.createdAt, createdAt), and(eq(runs.createdAt, createdAt), lt(runs.id, id)));
+};
+
+export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions): RunStore => {
+  const statements = prepareCreateStatements(db);
+  const { groupCommit } = options;
+  const pending = eq(runs.status, "pending");
+
+  const create = (run: NewRun, idempotency?: IdempotencyRecord, expiredBefore?: Date): void => {
+    statements.insertThread.run({ tenantId: run.tenantId, threadId: run.threadId, createdAt: run.createdAt });
+    withConstraintErrors("run", () =>
+      statements.insertRun.run({ ...run, encryptedEnvVars: run.encryptedEnvVars ?? null }),
+    );
+    if (idempotency) {
+      const claimed = statements.claimIdempotencyKey.get({
+        ...idempotency,
+        // Without an expiry, any existing record holds the key.
+        staleBeforeMs: expiredBefore?.getTime() ?? Number.MIN_SAFE_INTEGER,
+      });
+      if (!claimed) {
+        // Rolled back with the run by the caller's savepoint.
+        throw new PromptrunError("conflict", "the Idempotency-Key is already used by another run");
+      }
+    }
+  };
+
+  return {
+    create(run, idempotency, createOptions) {
+      return groupCommit.submit(() => create(run, idempotency, createOptions?.idempotencyExpiredBefore));
+    },
+
+    async get(tenantId, id) {
+      return (
+        db
+          .select()
+          .from(runs)
+          .where(and(eq(runs.id, id), eq(runs.tenantId, tenantId)))
+          .get() ?? null
+      );
+    },
+
+    async getById(id) {
+      return db.select().from(runs).where(eq(runs.id, id)).get() ?? null;
+    },
+
+    async list(tenantId, filter, page) {
+      const rows: RunRecord[] = db
+        .select()
+        .from(runs)
+        .where(
+          and(
+            eq(runs.tenantId, tenantId),
+            filter.threadId === undefined ? undefined : eq(runs.threadId, filter.threadId),
+            filter.channel === undefined ? undefined : eq(runs.channel, filter.channel),
+            filter.slug === undefined ? undefined : eq(runs.promptSlug, filter.slug),
+            filter.status === undefined ? undefined : eq(runs.status, filter.status),
+            page.cursor ? runsBefore(page.cursor) : undefined,
+          ),
+        )
+        .orderBy(sql`${runs.createdAt} desc`, sql`${runs.id} desc`)
+        .limit(page.limit + 1)
+        .all();
+      return pageFrom(rows, page.limit, (row) => [row.createdAt.getTime(), row.id]);
+    },
+
+    async listPending() {
+      return db.select().from(runs).where(pending).orderBy(asc(runs.createdAt), asc(runs.id)).all();
+    },
+
+    markStarted(id, at, attempts) {
+      return groupCommit.submit(() => {
+        db.update(runs)
+          // startedAt keeps the first start; attempts counts every one.
+          .set({ startedAt: sql`coalesce(${runs.startedAt}, ${at.getTime()})`, attempts })
+          .where(and(eq(runs.id, id), pending))
+          .run();
+      });
+    },
+
+    complete(id, completion) {
+      return groupCommit.submit(() => {
+        const ended = db
+          .update(runs)
+          .set({
+            status: "completed",
+            output: completion.output,
+            tokenUsage: completion.tokenUsage,
+            cost: completion.cost,
+            error: null,
+            finishedAt: completion.finishedAt,
+            encryptedEnvVars: null,
+          })
+          .where(and(eq(runs.id, id), pending))
+          .returning({ tenantId: runs.tenantId, threadId: runs.threadId, channel: runs.channel })
+          .get();
+        if (!ended) return false;
+        if (completion.memory.length > 0) {
+          db.insert(messages)
+            .values(
+              completion.memory.map((message) => ({
+                ...ended,
+                runId: id,
+                role: message.role,
+                content: message.content,
+                createdAt: completion.finishedAt,
+              })),
+            )
+            .run();
+        }
+        insertDeliveries(db, completion.deliveries);
+        return true;
+      });
+    },
+
+    fail(id, failure) {
+      return groupCommit.submit(() => {
+        const ended = db
+          .update(runs)
+          .set({
+            status: "failed",
+            error: failure.error,
+            cost: failure.cost,
+            finishedAt: failure.finishedAt,
+            encryptedEnvVars: null,
+          })
+          .where(and(eq(runs.id, id), pending))
+          .returning({ id: runs.id })
+          .get();
+        if (!ended) return false;
+        insertDeliveries(db, failure.deliveries);
+        return true;
+      });
+    },
+
+    async memory(tenantId, threadId, channel) {
+      return db
+        .select({ role: messages.role, content: messages.content })
+        .from(messages)
+        .where(
+          and(
+            eq(messages.tenantId, tenantId),
+            eq(messages.threadId, threadId),
+            eq(messages.channel, channel),
+          ),
+        )
+        .orderBy(asc(messages.seq))
+        .all();
+    },
+
+    async getThread(tenantId, threadId) {
+      const thread = db
+        .select({ id: threads.id, createdAt: threads.createdAt })
+        .from(threads)
+        .where(and(eq(threads.tenantId, tenantId), eq(threads.id, threadId)))
+        .get();
+      if (!thread) return null;
+      const stored = db
+        .select({
+          runId: messages.runId,
+          channel: messages.channel,
+          role: messages.role,
+          content: messages.content,
+          createdAt: messages.createdAt,
+        })
+        .from(messages)
+        .where(and(eq(messages.tenantId, tenantId), eq(messages.threadId, threadId)))
+        .orderBy(asc(messages.seq))
+        .all();
+      return { ...thread, messages: stored };
+    },
+
+    async findIdempotency(tenantId, key, notBefore) {
+      return (
+        db
+          .select()
+          .from(idempotencyKeys)
+          .where(
+            and(
+              eq(idempotencyKeys.tenantId, tenantId),
+              eq(idempotencyKeys.key, key),
+              gte(idempotencyKeys.createdAt, notBefore),
+            ),
+          )
+          .get() ?? null
+      );
+    },
+
+    async countPending(tenantId) {
+      const row = db
+        .select({ pending: count() })
+        .from(runs)
+        .where(and(eq(runs.tenantId, tenantId), pending))
+        .get();
+      return row?.pending ?? 0;
+    },
+
+    async updateEncryptedEnvVars(id, encryptedEnvVars) {
+      // Only a pending run keeps its envVars: an ended run's stay erased.
+      db.update(runs)
+        .set({ encryptedEnvVars })
+        .where(and(eq(runs.id, id), pending))
+        .run();
+    },
+  };
+};

@@ -1,0 +1,30 @@
+import { PromptrunError } from "@promptrun/core";
+
+const sqliteCode = (error: unknown): string | undefined =>
+  error instanceof Error && "code" in error && typeof error.code === "string" ? error.code : undefined;
+
+export const isUniqueViolation = (error: unknown): boolean => {
+  const code = sqliteCode(error);
+  return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+};
+
+export const isForeignKeyViolation = (error: unknown): boolean =>
+  sqliteCode(error) === "SQLITE_CONSTRAINT_FOREIGNKEY";
+
+/**
+ * Runs a write and turns constraint violations into PromptrunErrors (conflict for a duplicate,
+ * invalid for a reference to a missing row); other errors pass through unchanged.
+ */
+export const withConstraintErrors = <T>(what: string, write: () => T): T => {
+  try {
+    return write();
+  } catch (error) {
+    if (isUniqueViolation(error)) {
+      throw new PromptrunError("conflict", `${what} already exists`, { cause: error });
+    }
+    if (isForeignKeyViolation(error)) {
+      throw new PromptrunError("invalid", `${what} refers to a missing row`, { cause: error });
+    }
+    throw error;
+  }
+};

@@ -1,0 +1,16 @@
+import { join } from "node:path";
+import { describeStoreConformance } from "../conformance/store-conformance.ts";
+import { openSqliteStore } from "./open.ts";
+import { createTempDirectory } from "./test-fixtures.ts";
+
+describeStoreConformance("SQLite", async ({ clock }) => {
+  const directory = createTempDirectory();
+  const store = await openSqliteStore({ url: `file:${join(directory.path, "conformance.db")}`, clock });
+  return {
+    ...store,
+    async close() {
+      await store.close();
+      directory.remove();
+    },
+  };
+});

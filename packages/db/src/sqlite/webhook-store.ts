@@ -1,0 +1,194 @@
+import type { WebhookDeliveryRecord, WebhookRecord, WebhookStore } from "@promptrun/core";
+import { and, asc, desc, eq, getTableColumns, isNull, lte, sql } from "drizzle-orm";
+import { environments, webhookAttempts, webhookDeliveries, webhooks } from "../schema/sqlite.ts";
+import type { SqliteContext } from "./sqlite-context.ts";
+import { withConstraintErrors } from "./sqlite-errors.ts";
+
+const webhookColumns = {
+  id: webhooks.id,
+  tenantId: webhooks.tenantId,
+  environmentId: webhooks.environmentId,
+  environment: environments.name,
+  url: webhooks.url,
+  encryptedSecret: webhooks.encryptedSecret,
+  events: webhooks.events,
+  enabled: webhooks.enabled,
+  failureStreak: webhooks.failureStreak,
+  createdAt: webhooks.createdAt,
+};
+
+/** Deleted webhooks stay as rows (their deliveries and attempts point at them) but are hidden. */
+const live = isNull(webhooks.deletedAt);
+
+export const createWebhookStore = ({ db, clock }: SqliteContext): WebhookStore => {
+  const selectWebhooks = () =>
+    db
+      .select(webhookColumns)
+      .from(webhooks)
+      .innerJoin(environments, eq(environments.id, webhooks.environmentId));
+
+  return {
+    async create(webhook: WebhookRecord) {
+      const { environment: _name, ...row } = webhook;
+      withConstraintErrors("webhook", () => db.insert(webhooks).values(row).run());
+    },
+
+    async get(tenantId, id) {
+      return (
+        selectWebhooks()
+          .where(and(eq(webhooks.id, id), eq(webhooks.tenantId, tenantId), live))
+          .get() ?? null
+      );
+    },
+
+    async list(tenantId) {
+      return selectWebhooks()
+        .where(and(eq(webhooks.tenantId, tenantId), live))
+        .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
+        .all();
+    },
+
+    async listForEnvironment(environmentId) {
+      return selectWebhooks()
+        .where(and(eq(webhooks.environmentId, environmentId), live))
+        .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
+        .all();
+    },
+
+    async setEnabled(id, enabled) {
+      // Re-enabling starts a fresh failure streak.
+      db.update(webhooks)
+        .set(enabled ? { enabled, failureStreak: 0 } : { enabled })
+        .where(and(eq(webhooks.id, id), live))
+        .run();
+    },
+
+    async delete(tenantId, id) {
+      // A soft delete keeps the delivery history. The secret is erased, and pending deliveries,
+      // which have nowhere to go now, end failed.
+      return db.transaction(
+        (tx) => {
+          const deleted = tx
+            .update(webhooks)
+            .set({ deletedAt: clock.now(), enabled: false, encryptedSecret: "" })
+            .where(and(eq(webhooks.id, id), eq(webhooks.tenantId, tenantId), live))
+            .returning({ id: webhooks.id })
+            .get();
+          if (!deleted) return false;
+          tx.update(webhookDeliveries)
+            .set({ status: "failed", nextAttemptAt: null })
+            .where(and(eq(webhookDeliveries.webhookId, id), eq(webhookDeliveries.status, "pending")))
+            .run();
+          return true;
+        },
+        { behavior: "immediate" },
+      );
+    },
+
+    async enqueueDeliveries(deliveries: WebhookDeliveryRecord[]) {
+      if (deliveries.length === 0) return;
+      withConstraintErrors("webhook delivery", () => db.insert(webhookDeliveries).values(deliveries).run());
+    },
+
+    async dueDeliveries(now, limit) {
+      return db
+        .select(getTableColumns(webhookDeliveries))
+        .from(webhookDeliveries)
+        .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
+        .where(and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now), live))
+        .orderBy(
+          asc(webhookDeliveries.nextAttemptAt),
+          asc(webhookDeliveries.createdAt),
+          asc(webhookDeliveries.id),
+        )
+        .limit(limit)
+        .all();
+    },
+
+    async recordAttempt(attempt, outcome) {
+      db.transaction(
+        (tx) => {
+          withConstraintErrors("webhook attempt", () => tx.insert(webhookAttempts).values(attempt).run());
+          const delivery = tx
+            .update(webhookDeliveries)
+            .set({
+              status: outcome.status,
+              attempts: sql`max(${webhookDeliveries.attempts}, ${attempt.attempt})`,
+              nextAttemptAt: outcome.nextAttemptAt,
+            })
+            .where(eq(webhookDeliveries.id, attempt.deliveryId))
+            .returning({ webhookId: webhookDeliveries.webhookId })
+            .get();
+          if (!delivery) return;
+          tx.update(webhooks)
+            .set(
+              outcome.disable
+                ? { failureStreak: outcome.failureStreak, enabled: false }
+                : { failureStreak: outcome.failureStreak },
+            )
+            .where(eq(webhooks.id, delivery.webhookId))
+            .run();
+        },
+        { behavior: "immediate" },
+      );
+    },
+
+    async listAttempts(tenantId, filter) {
+      return db
+        .select({
+          id: webhookAttempts.id,
+          deliveryId: webhookAttempts.deliveryId,
+          attempt: webhookAttempts.attempt,
+          attemptedAt: webhookAttempts.attemptedAt,
+          responseStatus: webhookAttempts.responseStatus,
+          latencyMs: webhookAttempts.latencyMs,
+          error: webhookAttempts.error,
+          webhookId: webhookDeliveries.webhookId,
+          runId: webhookDeliveries.runId,
+          eventType: webhookDeliveries.eventType,
+        })
+        .from(webhookAttempts)
+        .innerJoin(webhookDeliveries, eq(webhookDeliveries.id, webhookAttempts.deliveryId))
+        .where(
+          and(
+            eq(webhookDeliveries.tenantId, tenantId),
+            filter.webhookId === undefined ? undefined : eq(webhookDeliveries.webhookId, filter.webhookId),
+            filter.runId === undefined ? undefined : eq(webhookDeliveries.runId, filter.runId),
+          ),
+        )
+        .orderBy(desc(webhookAttempts.attemptedAt), desc(webhookAttempts.id))
+        .limit(filter.limit)
+        .all();
+    },
+
+    async getDelivery(tenantId, id) {
+      return (
+        db
+          .select()
+          .from(webhookDeliveries)
+          .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.tenantId, tenantId)))
+          .get() ?? null
+      );
+    },
+
+    async requeue(id, at) {
+      db.update(webhookDeliveries)
+        .set({ status: "pending", nextAttemptAt: at })
+        .where(eq(webhookDeliveries.id, id))
+        .run();
+    },
+
+    async allEncryptedSecrets() {
+      return db
+        .select({ id: webhooks.id, encryptedSecret: webhooks.encryptedSecret })
+        .from(webhooks)
+        .where(live)
+        .orderBy(asc(webhooks.id))
+        .all();
+    },
+
+    async updateEncryptedSecret(id, encryptedSecret) {
+      db.update(webhooks).set({ encryptedSecret }).where(eq(webhooks.id, id)).run();
+    },
+  };
+};

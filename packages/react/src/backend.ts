@@ -1,0 +1,102 @@
+import { ApiError } from "@promptrun/client";
+import {
+  type CreateRunResponse,
+  createRunResponseSchema,
+  type PromptRun,
+  promptRunSchema,
+  type StreamTokenResponse,
+  streamTokenResponseSchema,
+} from "@promptrun/contract";
+import type { z } from "zod";
+
+/**
+ * What the hooks need from the app's own backend, which holds the API key. The browser never
+ * talks to Promptrun's REST API directly: only to its stream, with a token the backend minted.
+ */
+export interface PromptrunBackend {
+  /** Starts a run; `variables` is whatever the app's backend accepts (see `useCreateRun`). */
+  createRun(variables: unknown, options?: { signal?: AbortSignal }): Promise<CreateRunResponse>;
+  /** Mints a stream token for `thread`. */
+  getStreamToken(thread: string): Promise<StreamTokenResponse>;
+  /** Reads a run (the backend checks the user may see it). */
+  getRun(id: string, options?: { signal?: AbortSignal }): Promise<PromptRun>;
+}
+
+/** Paths of the app's backend routes, relative to `baseUrl`. */
+export interface BackendPaths {
+  /** `POST {thread}` → StreamTokenResponse. Default `/token`. */
+  token: string;
+  /** `POST <variables>` → `{id, thread}`. Default `/chat`. */
+  createRun: string;
+  /** `GET` → PromptRun. Default `/runs/<id>`. */
+  run: (id: string) => string;
+}
+
+/** Options of {@link createBackend}. */
+export interface CreateBackendOptions {
+  /** The app's own backend, e.g. `/api` or `https://app.example.com/api`. */
+  baseUrl: string;
+  paths?: Partial<BackendPaths>;
+  /** Extra headers per request (a CSRF token, a session header). */
+  headers?: () => Record<string, string> | Promise<Record<string, string>>;
+  fetch?: (input: string, init: RequestInit) => Promise<Response>;
+}
+
+const defaultPaths: BackendPaths = {
+  token: "/token",
+  createRun: "/chat",
+  run: (id) => `/runs/${encodeURIComponent(id)}`,
+};
+
+/**
+ * A {@link PromptrunBackend} over `fetch` to the app's own routes (JSON in, JSON out, errors as
+ * `{"error": …}`). Responses are validated against the contract; failures are ApiError values.
+ */
+export function createBackend(options: CreateBackendOptions): PromptrunBackend {
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  const paths = { ...defaultPaths, ...options.paths };
+  const fetchFunction = options.fetch ?? ((input: string, init: RequestInit) => fetch(input, init));
+
+  async function call<Schema extends z.ZodType>(
+    method: "GET" | "POST",
+    path: string,
+    schema: Schema,
+    body?: unknown,
+    signal?: AbortSignal,
+  ): Promise<z.infer<Schema>> {
+    const headers: Record<string, string> = { accept: "application/json", ...(await options.headers?.()) };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    let response: Response;
+    try {
+      response = await fetchFunction(`${baseUrl}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? null : JSON.stringify(body),
+        signal: signal ?? null,
+      });
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      throw ApiError.network(error);
+    }
+    if (!response.ok) throw await ApiError.fromResponse(response);
+    const parsed = schema.safeParse(await response.json().catch(() => undefined));
+    if (!parsed.success) {
+      throw new ApiError(
+        response.status,
+        "invalid_response",
+        `${method} ${path}: unexpected response shape`,
+        {
+          cause: parsed.error,
+        },
+      );
+    }
+    return parsed.data;
+  }
+
+  return {
+    createRun: (variables, callOptions) =>
+      call("POST", paths.createRun, createRunResponseSchema, variables, callOptions?.signal),
+    getStreamToken: (thread) => call("POST", paths.token, streamTokenResponseSchema, { thread }),
+    getRun: (id, callOptions) => call("GET", paths.run(id), promptRunSchema, undefined, callOptions?.signal),
+  };
+}

@@ -1,0 +1,25 @@
+/**
+ * Runs the contract fake in its own process: happy-dom replaces `fetch` and `Response` in the
+ * test process, where a Bun.serve would break. Prints `{url, apiKey}` as one JSON line.
+ * Scripts by the `message` input: `fail:` ends failed, `retry:` restarts after two tokens;
+ * `delayMs` (input) slows the tokens down.
+ */
+import { startFakePromptrunServer } from "@promptrun/client/testing";
+
+const server = startFakePromptrunServer({
+  script: ({ body }) => {
+    const inputs = (body.inputs ?? {}) as Record<string, unknown>;
+    const message = String(inputs.message ?? "hello");
+    const tokenDelayMs = typeof inputs.delayMs === "number" ? inputs.delayMs : 5;
+    const words = (text: string) => text.split(/(?<= )/);
+    if (message.startsWith("fail:"))
+      return { tokens: words(message.slice(5)), tokenDelayMs, fail: "model exploded" };
+    if (message.startsWith("retry:"))
+      return { tokens: words(message.slice(6)), tokenDelayMs, retryAfterTokens: 2 };
+    return { tokens: words(message), tokenDelayMs };
+  },
+});
+console.log(JSON.stringify({ url: server.url, apiKey: server.apiKey }));
+process.on("SIGTERM", () => {
+  void server.stop().then(() => process.exit(0));
+});

@@ -1,0 +1,44 @@
+import { QueryClient } from "@tanstack/react-query";
+import type { ReactNode } from "react";
+import type { PromptrunBackend } from "../backend.ts";
+import { PromptrunProvider } from "../promptrun-provider.tsx";
+import type { ChatRunVariables } from "../use-create-run.ts";
+import type { FakeServerHandle } from "./fake-server.ts";
+
+/** Generous: a loaded 2-core machine is slow, and these waits end as soon as the condition holds. */
+export const waitOptions = { timeout: 10_000, interval: 10 };
+
+/** A fresh provider per test: its own QueryClient, the given backend. */
+export function providerFor(backend: PromptrunBackend) {
+  const queryClient = new QueryClient({ defaultOptions: { queries: { retryDelay: 10 } } });
+  return ({ children }: { children: ReactNode }) => (
+    <PromptrunProvider backend={backend} queryClient={queryClient}>
+      {children}
+    </PromptrunProvider>
+  );
+}
+
+/** Stands in for the app's backend: holds the API key and talks to the fake Promptrun. */
+export function fakeBackend(fake: FakeServerHandle, options: { delayMs?: number } = {}) {
+  const calls = { createRun: [] as unknown[], getStreamToken: 0, getRun: 0 };
+  const backend: PromptrunBackend = {
+    createRun(variables) {
+      calls.createRun.push(variables);
+      const { thread, channel, message } = variables as ChatRunVariables;
+      return fake.client.runs.create("chat", "latest", {
+        inputs: { message, delayMs: options.delayMs ?? 5 },
+        thread,
+        ...(channel ? { channel } : {}),
+      });
+    },
+    getStreamToken(thread) {
+      calls.getStreamToken += 1;
+      return fake.client.threads.createStreamToken(thread);
+    },
+    getRun(id) {
+      calls.getRun += 1;
+      return fake.client.runs.get(id);
+    },
+  };
+  return { backend, calls };
+}

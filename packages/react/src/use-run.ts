@@ -1,0 +1,35 @@
+import { ApiError } from "@promptrun/client";
+import type { PromptRun } from "@promptrun/contract";
+import { type UseQueryResult, useQuery } from "@tanstack/react-query";
+import { usePromptrunBackend } from "./promptrun-provider.tsx";
+import { runQueryKey } from "./run-query-key.ts";
+
+/** Options of {@link useRun}. */
+export interface UseRunOptions {
+  /** Reads the run (default: the backend's run route). */
+  getRun?: (id: string, options: { signal: AbortSignal }) => Promise<PromptRun>;
+  /** Poll interval while the run is pending, in ms (default 1000). */
+  intervalMs?: number;
+  enabled?: boolean;
+}
+
+/**
+ * Reads a run and polls it while it is pending; polling stops once it is completed or failed.
+ * A `useThreadStream` on the same thread refreshes it the moment its end event arrives.
+ */
+export function useRun(
+  id: string | null | undefined,
+  options: UseRunOptions = {},
+): UseQueryResult<PromptRun, Error> {
+  const backend = usePromptrunBackend();
+  const intervalMs = options.intervalMs ?? 1_000;
+  return useQuery({
+    queryKey: runQueryKey(id ?? ""),
+    queryFn: ({ signal }) =>
+      options.getRun ? options.getRun(id!, { signal }) : backend.getRun(id!, { signal }),
+    enabled: Boolean(id) && (options.enabled ?? true),
+    refetchInterval: (query) => (query.state.data?.status === "pending" ? intervalMs : false),
+    // Retrying a 404 or 401 cannot help; network errors, 429 and 5xx can.
+    retry: (failures, error) => failures < 3 && (!ApiError.isInstance(error) || error.isRetryable),
+  });
+}

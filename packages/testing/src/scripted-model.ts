@@ -1,0 +1,111 @@
+import {
+  type FakeProviderServer,
+  type FakeReply,
+  type FakeRequest,
+  type FakeScript,
+  type FakeUsage,
+  startFakeOpenAI,
+} from "@promptrun/core/testing";
+
+/** Options of a scripted reply. */
+export interface ScriptedReplyOptions {
+  /** Pause before each token, in ms: makes streaming observable. */
+  tokenDelayMs?: number;
+  /** Usage to report (default: input 10, output = number of tokens). */
+  usage?: FakeUsage;
+}
+
+/**
+ * The development model of a test Promptrun, scripted per test at the wire level: a fake
+ * OpenAI-compatible server that the real provider code talks to. By default it echoes the last
+ * user message word by word.
+ */
+export interface ScriptedModel {
+  /** Model ref to use in prompts: `script:any`. */
+  readonly modelRef: string;
+  /** Requests the model received (the chat-completions bodies, with their messages). */
+  readonly requests: FakeRequest[];
+  /** From now on, every request streams `text` (a string is split into words, spaces kept). */
+  reply(text: string | string[], options?: ScriptedReplyOptions): void;
+  /** From now on, echo the last user message word by word (the default). */
+  echo(options?: ScriptedReplyOptions): void;
+  /** The next requests get these replies, in order; then the standing behaviour resumes. */
+  queue(...replies: FakeReply[]): void;
+  /** The next `times` requests fail with `status` (429 and 5xx are retried by the engine). */
+  fail(status: number, options?: { message?: string; times?: number; retryAfter?: string }): void;
+  /** Back to the default: clears queued replies and echoes. */
+  reset(): void;
+  /** Full control: any fake-provider script. */
+  use(script: FakeScript): void;
+  /** Waits until the model has received `count` requests in all. */
+  waitForRequests(count: number, timeoutMs?: number): Promise<void>;
+}
+
+/** Splits text into stream tokens the way a model would: words with their trailing spaces. */
+export const wordsOf = (text: string): string[] => text.match(/\S+\s*|\s+/g) ?? [];
+
+function lastUserMessage(body: unknown): string {
+  if (typeof body !== "object" || body === null || !("messages" in body) || !Array.isArray(body.messages)) {
+    return "";
+  }
+  for (const message of [...body.messages].reverse()) {
+    if (typeof message === "object" && message !== null && message.role === "user") {
+      const content = message.content;
+      if (typeof content === "string") return content;
+      if (Array.isArray(content)) {
+        return content.map((part) => (typeof part?.text === "string" ? part.text : "")).join("");
+      }
+    }
+  }
+  return "";
+}
+
+/** Starts the fake provider server behind a {@link ScriptedModel}. */
+export function startScriptedModel(): ScriptedModel & { server: FakeProviderServer } {
+  const echoLastUserMessage =
+    (options: ScriptedReplyOptions): FakeScript =>
+    (request) => ({ type: "stream", tokens: wordsOf(lastUserMessage(request.body)), ...options });
+  let standing: FakeScript = echoLastUserMessage({});
+  const queued: FakeReply[] = [];
+  const server = startFakeOpenAI(async (request) => {
+    const next = queued.shift();
+    if (next) return next;
+    if (typeof standing === "function") return standing(request);
+    return Array.isArray(standing)
+      ? (standing[Math.min(request.index, standing.length - 1)] ?? standing[0]!)
+      : standing;
+  });
+  return {
+    server,
+    modelRef: "script:any",
+    requests: server.requests,
+    reply(text, options = {}) {
+      const tokens = Array.isArray(text) ? text : wordsOf(text);
+      standing = { type: "stream", tokens, ...options };
+    },
+    echo(options = {}) {
+      standing = echoLastUserMessage(options);
+    },
+    reset() {
+      queued.length = 0;
+      standing = echoLastUserMessage({});
+    },
+    queue(...replies) {
+      queued.push(...replies);
+    },
+    fail(status, options = {}) {
+      const reply: FakeReply = {
+        type: "error",
+        status,
+        ...(options.message ? { message: options.message } : {}),
+        ...(options.retryAfter ? { retryAfter: options.retryAfter } : {}),
+      };
+      for (let count = 0; count < (options.times ?? 1); count += 1) queued.push(reply);
+    },
+    use(script) {
+      queued.length = 0;
+      standing = script;
+    },
+    waitForRequests: (count, timeoutMs) => server.waitForRequests(count, timeoutMs),
+  };
+}

@@ -30,7 +30,6 @@ export async function startPortkeyGateway(): Promise<PortkeyGateway> {
   const entry = join(dirname(packageJson), "build/start-server.js");
   const port = freePort();
   const child: ChildChannel = spawnChild(["bun", entry, `--port=${port}`, "--headless"], {
-    env: { NODE_ENV: "production" },
     fileLimit: 65_536,
   });
   const url = `http://127.0.0.1:${port}`;

@@ -74,6 +74,17 @@ test("the gate holds requests until it opens", async () => {
   expect(response.status).toBe(200);
   expect((await held).deltas).toHaveLength(1);
   expect((await readCompletion("gate")).deltas).toHaveLength(1);
+  // Closed again: the next gated request waits for the next opening.
+  await fetch(`${upstream.url}/control/close-gate`, { method: "POST" });
+  let heldAgain = true;
+  const second = readCompletion("gate").then(() => {
+    heldAgain = false;
+  });
+  await readCompletion("stamp-2-1");
+  expect(heldAgain).toBe(true);
+  upstream.openGate();
+  await second;
+  expect(heldAgain).toBe(false);
 });
 
 test("unknown models are refused", async () => {

@@ -4,8 +4,10 @@ import { parseUpstreamModel, stampToken } from "./stamped-tokens.ts";
 export interface StampedUpstream {
   /** `http://127.0.0.1:<port>`; the OpenAI base URL is `url + "/v1"`. */
   url: string;
-  /** Releases every request held by the `gate` model, now and later. */
+  /** Releases every request held by the `gate` model, and lets later ones through. */
   openGate(): void;
+  /** Holds `gate` requests again (until the next openGate). */
+  closeGate(): void;
   /** Requests answered so far (all models). */
   requestCount(): number;
   stop(): Promise<void>;
@@ -37,11 +39,23 @@ const sleepUntil = (deadline: number) => {
  * their send time. The model name picks the behaviour (see parseUpstreamModel).
  */
 export function startStampedUpstream(): StampedUpstream {
+  // Starts closed: a `gate` request waits for openGate().
   let gateOpen = false;
   let releaseGate: () => void = () => {};
-  const gate = new Promise<void>((resolve) => {
+  let gate = new Promise<void>((resolve) => {
     releaseGate = resolve;
   });
+  const openGate = () => {
+    gateOpen = true;
+    releaseGate();
+  };
+  const closeGate = () => {
+    if (!gateOpen) return;
+    gateOpen = false;
+    gate = new Promise<void>((resolve) => {
+      releaseGate = resolve;
+    });
+  };
   let requests = 0;
 
   const server = Bun.serve({
@@ -52,9 +66,12 @@ export function startStampedUpstream(): StampedUpstream {
     async fetch(request) {
       const path = new URL(request.url).pathname;
       if (request.method === "POST" && path === "/control/open-gate") {
-        gateOpen = true;
-        releaseGate();
+        openGate();
         return Response.json({ open: true });
+      }
+      if (request.method === "POST" && path === "/control/close-gate") {
+        closeGate();
+        return Response.json({ open: false });
       }
       if (request.method !== "POST" || !path.endsWith("/chat/completions")) {
         return Response.json({ error: { message: `no route ${path}` } }, { status: 404 });
@@ -94,10 +111,8 @@ export function startStampedUpstream(): StampedUpstream {
 
   return {
     url: `http://127.0.0.1:${server.port}`,
-    openGate: () => {
-      gateOpen = true;
-      releaseGate();
-    },
+    openGate,
+    closeGate,
     requestCount: () => requests,
     stop: () => server.stop(true),
   };

@@ -290,6 +290,25 @@ describe("slow subscribers", () => {
     });
   }
 
+  test("a replay larger than the allowance ends the new subscriber at once and frees it", async () => {
+    const { thread, token } = await mint(kit);
+    const first = await open(kit, thread, { token });
+    const delta = "y".repeat(40 * 1024);
+    for (let index = 0; index < 3; index++) {
+      kit.services.events.publish(kit.tenantA.id, thread, tokenEvent(index, delta));
+      await first.waitForMessages(2 + index);
+    }
+    await first.close();
+    const resumed = await open(kit, thread, { token, headers: { "last-event-id": first.messages[1]!.id! } });
+    await resumed.closed;
+    expect(resumed.messages.map((message) => message.event)).toEqual(["ready", "run.token", "end"]);
+    expect(JSON.parse(resumed.messages[2]!.data)).toEqual({ reason: "slow_consumer" });
+    // The end event does not claim events that were never sent.
+    expect(resumed.messages[2]!.id).toBe(resumed.messages[1]!.id);
+    await until(() => kit.bus.activeSubscriptions() === 0, "every subscription to end");
+    expect(kit.stream.openStreams()).toBe(0);
+  });
+
   test(
     "a stalled subscriber is dropped with bounded backlog while another receives everything",
     async () => {

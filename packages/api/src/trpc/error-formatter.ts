@@ -52,6 +52,8 @@ export function isUnexpectedError(error: TRPCError): boolean {
 export function formatTrpcError(options: {
   error: TRPCError;
   path?: string | undefined;
+  /** tRPC's own status for the error's code (used for codes the domain has no kind for). */
+  defaultHttpStatus: number;
 }): PromptrunErrorShape {
   const { error, path } = options;
   const cause = error.cause;
@@ -77,8 +79,10 @@ export function formatTrpcError(options: {
     message = GENERIC_INTERNAL_MESSAGE;
   } else {
     key = error.code;
-    errorCode = errorCodeByTrpcCode[key] ?? (key === "INTERNAL_SERVER_ERROR" ? "internal" : "invalid");
+    const known = errorCodeByTrpcCode[key];
+    errorCode = known ?? (options.defaultHttpStatus >= 500 ? "internal" : "invalid");
     message = error.message;
+    if (known === undefined) httpStatus = options.defaultHttpStatus;
   }
 
   const data: PromptrunErrorData = {

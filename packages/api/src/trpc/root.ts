@@ -17,7 +17,8 @@ export function createTrpcRoot(options: TrpcRootOptions) {
       // A client that hears nothing for three pings reconnects (with its last event id).
       client: { reconnectAfterInactivityMs: options.pingIntervalMs * 3 },
     },
-    errorFormatter: ({ error, path }) => formatTrpcError({ error, path }),
+    errorFormatter: ({ error, path, shape }) =>
+      formatTrpcError({ error, path, defaultHttpStatus: shape.data.httpStatus }),
   });
 }
 

@@ -305,7 +305,9 @@ async function prepare(
 
 /** What a failed attempt consumed: reported usage, else Anthropic's announced input, else an estimate. */
 function consumedBy(observation: AttemptObservation, messages: PromptMessage[]): TokenUsage {
-  if (observation.reportedUsage) return tokenUsageFromProvider(observation.reportedUsage);
+  // A stream cut mid-way can still end in a `finish` part whose usage is all undefined.
+  const reported = observation.reportedUsage ? tokenUsageFromProvider(observation.reportedUsage) : null;
+  if (reported && reported.total > 0) return reported;
   const output = observation.textChunks;
   // The prompt was certainly processed once text came back; before that we cannot know.
   const input = observation.announcedInputTokens ?? (output > 0 ? estimateTokens(messages) : 0);

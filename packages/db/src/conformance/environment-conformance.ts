@@ -21,7 +21,9 @@ export const environmentConformance = ({ store }: ConformanceContext): void => {
     expect(await store().environments.get(acme.id, "staging")).toBeNull();
 
     const raced = await Promise.all(
-      Array.from({ length: 8 }, () => store().environments.ensure(acme.id, "raced", Bun.randomUUIDv7(), at(3))),
+      Array.from({ length: 8 }, () =>
+        store().environments.ensure(acme.id, "raced", Bun.randomUUIDv7(), at(3)),
+      ),
     );
     expect(new Set(raced.map((environment) => environment.id)).size).toBe(1);
   });

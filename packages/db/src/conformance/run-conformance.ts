@@ -215,9 +215,9 @@ export const runConformance = ({ store }: ConformanceContext): void => {
 
     // Without an expiry the key stays taken, however old.
     const noExpiry = newRun(version, { createdAt: at(1_000_000) });
-    await expect(
-      store().runs.create(noExpiry, idempotencyFor(noExpiry, "same")),
-    ).rejects.toMatchObject({ code: "conflict" });
+    await expect(store().runs.create(noExpiry, idempotencyFor(noExpiry, "same"))).rejects.toMatchObject({
+      code: "conflict",
+    });
     // A record created exactly at the expiry instant has not expired.
     const notExpiredYet = newRun(version, { createdAt: at(59) });
     await expect(
@@ -326,9 +326,9 @@ export const runConformance = ({ store }: ConformanceContext): void => {
     await store().runs.create(run);
     const webhookDelivery = await deliveryFor(run.id);
 
-    expect(
-      await store().runs.complete(run.id, completion("first", { deliveries: [webhookDelivery] })),
-    ).toBe(true);
+    expect(await store().runs.complete(run.id, completion("first", { deliveries: [webhookDelivery] }))).toBe(
+      true,
+    );
     expect(await store().runs.getById(run.id)).toEqual({
       ...pendingRecord(run),
       status: "completed",

@@ -109,9 +109,15 @@ export const webhookConformance = ({ store }: ConformanceContext): void => {
   test("setEnabled disables, and re-enabling resets the failure streak", async () => {
     const webhook = await addWebhook(production, { failureStreak: 7 });
     await store().webhooks.setEnabled(webhook.id, false);
-    expect(await store().webhooks.get(acme.id, webhook.id)).toMatchObject({ enabled: false, failureStreak: 7 });
+    expect(await store().webhooks.get(acme.id, webhook.id)).toMatchObject({
+      enabled: false,
+      failureStreak: 7,
+    });
     await store().webhooks.setEnabled(webhook.id, true);
-    expect(await store().webhooks.get(acme.id, webhook.id)).toMatchObject({ enabled: true, failureStreak: 0 });
+    expect(await store().webhooks.get(acme.id, webhook.id)).toMatchObject({
+      enabled: true,
+      failureStreak: 0,
+    });
   });
 
   test("dueDeliveries returns pending deliveries due by now, oldest first, up to the limit", async () => {
@@ -160,7 +166,10 @@ export const webhookConformance = ({ store }: ConformanceContext): void => {
       attempts: 1,
       nextAttemptAt: at(60),
     });
-    expect(await store().webhooks.get(acme.id, webhook.id)).toMatchObject({ failureStreak: 1, enabled: true });
+    expect(await store().webhooks.get(acme.id, webhook.id)).toMatchObject({
+      failureStreak: 1,
+      enabled: true,
+    });
 
     await store().webhooks.recordAttempt(attempt(row.id, 2), {
       status: "failed",
@@ -269,14 +278,18 @@ export const webhookConformance = ({ store }: ConformanceContext): void => {
     expect(await store().webhooks.get(acme.id, webhook.id)).toBeNull();
     expect(await store().webhooks.list(acme.id)).toEqual([kept]);
     expect(await store().webhooks.listForEnvironment(production.id)).toEqual([kept]);
-    expect(await store().webhooks.allEncryptedSecrets()).toEqual([{ id: kept.id, encryptedSecret: "kept-secret" }]);
+    expect(await store().webhooks.allEncryptedSecrets()).toEqual([
+      { id: kept.id, encryptedSecret: "kept-secret" },
+    ]);
     expect(await store().webhooks.getDelivery(acme.id, attempted.id)).toMatchObject({
       status: "failed",
       nextAttemptAt: null,
     });
     expect(await store().webhooks.getDelivery(acme.id, queued.id)).toMatchObject({ status: "failed" });
     expect(await store().webhooks.getDelivery(acme.id, done.id)).toMatchObject({ status: "delivered" });
-    expect(await store().webhooks.listAttempts(acme.id, { webhookId: webhook.id, limit: 10 })).toHaveLength(1);
+    expect(await store().webhooks.listAttempts(acme.id, { webhookId: webhook.id, limit: 10 })).toHaveLength(
+      1,
+    );
     // A manual redelivery of a deleted webhook's delivery is never due.
     await store().webhooks.requeue(queued.id, at(60));
     expect(await store().webhooks.dueDeliveries(at(100), 10)).toEqual([]);

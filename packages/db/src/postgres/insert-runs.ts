@@ -33,7 +33,8 @@ const insertBatch = async (
   const threadRows = new Map<string, { tenantId: string; id: string; createdAt: Date }>();
   for (const { run } of batch) {
     const key = threadKey(run.tenantId, run.threadId);
-    if (!threadRows.has(key)) threadRows.set(key, { tenantId: run.tenantId, id: run.threadId, createdAt: run.createdAt });
+    if (!threadRows.has(key))
+      threadRows.set(key, { tenantId: run.tenantId, id: run.threadId, createdAt: run.createdAt });
   }
   const createdThreads = await tx
     .insert(threads)
@@ -49,7 +50,9 @@ const insertBatch = async (
     })),
   );
 
-  const claims = batch.flatMap((insert) => (insert.idempotency ? [{ ...insert, idempotency: insert.idempotency }] : []));
+  const claims = batch.flatMap((insert) =>
+    insert.idempotency ? [{ ...insert, idempotency: insert.idempotency }] : [],
+  );
   if (claims.length === 0) return batch.map(() => ({ ok: true, value: undefined }));
 
   const expiring = claims.filter((claim) => claim.idempotencyExpiredBefore !== undefined);
@@ -69,15 +72,22 @@ const insertBatch = async (
   }
   // A stable sort: of two claims of one key in this batch, the earlier one wins.
   const ordered = [...claims].sort(
-    (a, b) => byText(a.idempotency.tenantId, b.idempotency.tenantId) || byText(a.idempotency.key, b.idempotency.key),
+    (a, b) =>
+      byText(a.idempotency.tenantId, b.idempotency.tenantId) || byText(a.idempotency.key, b.idempotency.key),
   );
   const claimed = await tx
     .insert(idempotencyKeys)
     .values(ordered.map((claim) => claim.idempotency))
     .onConflictDoNothing()
-    .returning({ tenantId: idempotencyKeys.tenantId, key: idempotencyKeys.key, runId: idempotencyKeys.runId });
+    .returning({
+      tenantId: idempotencyKeys.tenantId,
+      key: idempotencyKeys.key,
+      runId: idempotencyKeys.runId,
+    });
   const won = new Set(claimed.map(claimKey));
-  const lost = new Set(claims.filter((claim) => !won.has(claimKey(claim.idempotency))).map((claim) => claim.run.id));
+  const lost = new Set(
+    claims.filter((claim) => !won.has(claimKey(claim.idempotency))).map((claim) => claim.run.id),
+  );
   if (lost.size === 0) return batch.map(() => ({ ok: true, value: undefined }));
 
   await tx.delete(runs).where(inArray(runs.id, [...lost]));
@@ -88,9 +98,13 @@ const insertBatch = async (
   if (orphans.length > 0) {
     await tx
       .delete(threads)
-      .where(or(...orphans.map((thread) => and(eq(threads.tenantId, thread.tenantId), eq(threads.id, thread.id)))));
+      .where(
+        or(...orphans.map((thread) => and(eq(threads.tenantId, thread.tenantId), eq(threads.id, thread.id)))),
+      );
   }
-  return batch.map(({ run }) => (lost.has(run.id) ? { ok: false, error: keyTaken() } : { ok: true, value: undefined }));
+  return batch.map(({ run }) =>
+    lost.has(run.id) ? { ok: false, error: keyTaken() } : { ok: true, value: undefined },
+  );
 };
 
 /** Errors raised by a statement of the batch (constraint, deadlock), not by a lost connection. */
@@ -104,7 +118,10 @@ const isStatementError = (error: unknown): boolean => {
  * missing prompt version, a deadlock), nothing of the batch was written: each create is then
  * retried alone, in order, so only the faulty one rejects.
  */
-export const insertRuns = async (db: PostgresDatabase, batch: RunInsert[]): Promise<WriteOutcome<undefined>[]> => {
+export const insertRuns = async (
+  db: PostgresDatabase,
+  batch: RunInsert[],
+): Promise<WriteOutcome<undefined>[]> => {
   try {
     return await db.transaction((tx) => insertBatch(tx, batch));
   } catch (error) {

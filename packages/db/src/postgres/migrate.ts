@@ -28,7 +28,9 @@ export const applyPostgresMigrations = async (url: string): Promise<DatabaseSett
     } finally {
       await client`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY}::bigint)`;
     }
-    const [row] = await client<{ setting: string }[]>`SELECT current_setting('synchronous_commit') AS setting`;
+    const [row] = await client<
+      { setting: string }[]
+    >`SELECT current_setting('synchronous_commit') AS setting`;
     return { synchronousCommit: row?.setting ?? "on" };
   } finally {
     await client.end({ timeout: 5 });

@@ -12,7 +12,10 @@ export interface RunStoreOptions {
   creates: GroupCommit<RunInsert, undefined>;
 }
 
-const insertDeliveries = async (tx: PostgresTransaction, deliveries: WebhookDeliveryRecord[]): Promise<void> => {
+const insertDeliveries = async (
+  tx: PostgresTransaction,
+  deliveries: WebhookDeliveryRecord[],
+): Promise<void> => {
   if (deliveries.length > 0) await tx.insert(webhookDeliveries).values(deliveries);
 };
 

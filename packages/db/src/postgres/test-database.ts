@@ -37,9 +37,28 @@ export const postgresReachable = async (url: string): Promise<boolean> => {
  */
 export const checkPostgres = async (url = TEST_POSTGRES_URL): Promise<boolean> => {
   const available = await postgresReachable(url);
-  if (!available) console.warn(`postgres not reachable at ${redactedUrl(url)}: skipping Postgres store tests`);
+  if (!available)
+    console.warn(`postgres not reachable at ${redactedUrl(url)}: skipping Postgres store tests`);
   return available;
 };
+
+/** Every table, referencing ones before the ones they reference (DELETE order). */
+const TABLES_CHILDREN_FIRST = [
+  "webhook_attempts",
+  "webhook_deliveries",
+  "webhooks",
+  "env_vars",
+  "environments",
+  "idempotency_keys",
+  "messages",
+  "runs",
+  "threads",
+  "prompt_tags",
+  "prompt_versions",
+  "prompts",
+  "api_keys",
+  "tenants",
+];
 
 export interface TestDatabase {
   /** URL of the fresh, empty database. */
@@ -61,12 +80,18 @@ export const createTestDatabase = async (serverUrl = TEST_POSTGRES_URL): Promise
   return {
     url: url.toString(),
     async truncate() {
+      // DELETE, not TRUNCATE: on a few rows it takes a millisecond instead of ~150 ms.
       const tables = await inDatabase<{ name: string }[]>`
-        SELECT quote_ident(tablename) AS name FROM pg_tables WHERE schemaname = 'public'`;
-      if (tables.length === 0) return;
-      await inDatabase.unsafe(
-        `TRUNCATE ${tables.map((table) => table.name).join(", ")} RESTART IDENTITY CASCADE`,
-      );
+        SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public'`;
+      const unknown = tables.filter((table) => !TABLES_CHILDREN_FIRST.includes(table.name));
+      if (unknown.length > 0)
+        throw new Error(`truncate does not know table(s) ${unknown.map((t) => t.name)}`);
+      const present = new Set(tables.map((table) => table.name));
+      await inDatabase.begin(async (transaction) => {
+        for (const table of TABLES_CHILDREN_FIRST) {
+          if (present.has(table)) await transaction.unsafe(`DELETE FROM "${table}"`);
+        }
+      });
     },
     async drop() {
       await inDatabase.end({ timeout: 1 });

@@ -9,14 +9,7 @@
  * - JSON is `json`, not `jsonb`: jsonb reorders object keys, and the order of a prompt's declared
  *   inputs (validation messages) or of a run's metadata must come back as it was written.
  */
-import {
-  boolean,
-  customType,
-  doublePrecision,
-  integer,
-  json,
-  timestamp,
-} from "drizzle-orm/pg-core";
+import { boolean, customType, doublePrecision, integer, json, timestamp } from "drizzle-orm/pg-core";
 
 /** Text compared byte by byte (the "C" collation), as SQLite compares it. */
 export const text = customType<{ data: string; driverData: string }>({

@@ -1,0 +1,79 @@
+import { wallClockMs } from "./clock.ts";
+import { type HistogramSnapshot, LatencyHistogram } from "./latency-histogram.ts";
+import { stampOf } from "./stamped-tokens.ts";
+
+/** What one streamed completion looked like to its reader. */
+export interface StreamTiming {
+  /** From sending the request to the first token. */
+  firstTokenMs: number;
+  /** From sending the request to the last token. */
+  lastTokenMs: number;
+  tokens: number;
+}
+
+/** Collects the timing of one stream: call start(), then token(delta) per token received. */
+export class StreamStopwatch {
+  private startedAt = 0;
+  private firstAt = 0;
+  private lastAt = 0;
+  private count = 0;
+
+  constructor(private readonly perToken: LatencyHistogram) {}
+
+  start(): void {
+    this.startedAt = wallClockMs();
+  }
+
+  token(delta: string): void {
+    const now = wallClockMs();
+    if (this.count === 0) this.firstAt = now;
+    this.lastAt = now;
+    this.count++;
+    const stamp = stampOf(delta);
+    if (stamp !== null) this.perToken.record(now - stamp);
+  }
+
+  get tokens(): number {
+    return this.count;
+  }
+
+  result(): StreamTiming {
+    return { firstTokenMs: this.firstAt - this.startedAt, lastTokenMs: this.lastAt - this.startedAt, tokens: this.count };
+  }
+}
+
+export interface StreamBatchResult {
+  timings: StreamTiming[];
+  /** Upstream send → reader receive, per token. */
+  perToken: HistogramSnapshot;
+  errors: number;
+  firstError: string | null;
+  elapsedMs: number;
+}
+
+/** Runs `total` streams with `concurrency` in flight; `stream` does one and returns its timing. */
+export async function runStreamBatch(
+  concurrency: number,
+  total: number,
+  stream: (perToken: LatencyHistogram) => Promise<StreamTiming>,
+): Promise<StreamBatchResult> {
+  const perToken = new LatencyHistogram();
+  const timings: StreamTiming[] = [];
+  let errors = 0;
+  let firstError: string | null = null;
+  let started = 0;
+  const startedAt = performance.now();
+  const worker = async () => {
+    while (started < total) {
+      started++;
+      try {
+        timings.push(await stream(perToken));
+      } catch (error) {
+        errors++;
+        firstError ??= error instanceof Error ? error.message : String(error);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { timings, perToken: perToken.snapshot(), errors, firstError, elapsedMs: performance.now() - startedAt };
+}

@@ -1,0 +1,75 @@
+import { expect, test } from "bun:test";
+import type { DeliveredThreadEvent, ReplayResult, ThreadEventBus } from "@promptrun/core";
+import { type FeedItem, openThreadFeed, RESET_REASON } from "./thread-feed.ts";
+
+const THREAD = "0196f3c1-1f0e-7a3b-8b7c-1234567890ab";
+const delivered = (id: string): DeliveredThreadEvent => ({
+  id,
+  event: { type: "run.token", data: { runId: THREAD, channel: "default", index: Number(id), delta: id } },
+});
+
+/** A bus whose subscribe() already delivers `during` (as a networked bus might) and returns `replay`. */
+function busDelivering(during: DeliveredThreadEvent[], replay: ReplayResult | null) {
+  const calls = { unsubscribed: 0, options: [] as unknown[] };
+  let listener: ((event: DeliveredThreadEvent) => void) | null = null;
+  const bus: ThreadEventBus = {
+    publish() {},
+    subscribe(_tenant, _thread, onEvent, options) {
+      calls.options.push(options);
+      listener = onEvent;
+      for (const event of during) onEvent(event);
+      return {
+        replay,
+        unsubscribe: () => {
+          calls.unsubscribed++;
+        },
+      };
+    },
+    close: async () => {},
+  };
+  return { bus, calls, emit: (event: DeliveredThreadEvent) => listener?.(event) };
+}
+
+const describeItem = (item: FeedItem) => (item.kind === "control" ? item.event.type : item.delivered.id);
+
+test("ready, then the replay, then events that arrived meanwhile (minus duplicates), then live ones", () => {
+  const { bus, calls, emit } = busDelivering([delivered("3"), delivered("4")], {
+    kind: "replayed",
+    events: [delivered("2"), delivered("3")],
+  });
+  const items: FeedItem[] = [];
+  const feed = openThreadFeed({
+    bus,
+    tenantId: "t",
+    threadId: THREAD,
+    lastEventId: "1",
+    onItem: (item) => items.push(item),
+  });
+  emit(delivered("5"));
+  expect(items.map(describeItem)).toEqual(["ready", "2", "3", "4", "5"]);
+  expect(calls.options).toEqual([{ lastEventId: "1" }]);
+  feed.close();
+  feed.close();
+  emit(delivered("6"));
+  expect(items).toHaveLength(5);
+  expect(calls.unsubscribed).toBe(1);
+});
+
+test("a reset replay becomes a reset event after ready; no lastEventId asks for no replay", () => {
+  const reset = busDelivering([], { kind: "reset" });
+  const items: FeedItem[] = [];
+  openThreadFeed({
+    bus: reset.bus,
+    tenantId: "t",
+    threadId: THREAD,
+    lastEventId: "9",
+    onItem: (item) => items.push(item),
+  });
+  expect(items).toEqual([
+    { kind: "control", event: { type: "ready", data: { thread: THREAD } } },
+    { kind: "control", event: { type: "reset", data: { thread: THREAD, reason: RESET_REASON } } },
+  ]);
+  const fresh = busDelivering([], null);
+  openThreadFeed({ bus: fresh.bus, tenantId: "t", threadId: THREAD, lastEventId: null, onItem() {} });
+  expect(fresh.calls.options).toEqual([undefined]);
+});

@@ -24,6 +24,15 @@ export interface SpawnOptions {
 
 let hardFileLimit: number | null = null;
 
+/** Every child still running, so a bench that fails or overruns can end them all. */
+const liveChildren = new Set<{ kill(signal?: number | NodeJS.Signals): void }>();
+
+/** SIGKILLs every child spawned through spawnChild that has not exited yet. */
+export function killAllChildren(): void {
+  for (const child of liveChildren) child.kill("SIGKILL");
+  liveChildren.clear();
+}
+
 /** The hard RLIMIT_NOFILE of this process (what a child may raise its soft limit to). */
 export function hardOpenFilesLimit(): number {
   if (hardFileLimit === null) {
@@ -52,6 +61,7 @@ export function spawnChild(command: string[], options: SpawnOptions = {}): Child
     stdout: "pipe",
     stderr: "pipe",
   });
+  liveChildren.add(child);
   const queued = new Map<string, Message[]>();
   const waiters = new Map<string, Array<(message: Message) => void>>();
   let output = "";
@@ -94,6 +104,7 @@ export function spawnChild(command: string[], options: SpawnOptions = {}): Child
   const pumped = Promise.all([pump(child.stdout, true), pump(child.stderr, false)]);
   const exited = child.exited.then(async (code) => {
     exitCode = code;
+    liveChildren.delete(child);
     await pumped.catch(() => undefined);
     return code;
   });

@@ -22,7 +22,9 @@ export interface PromptrunServer {
   cli<T>(...args: string[]): Promise<T>;
   /** Pushes every prompt file of a directory to the demo tenant. */
   pushPrompts(directory: string): Promise<void>;
-  /** SIGTERM (graceful), SIGKILL after graceMs; deletes the data directory. */
+  /** SIGTERM (graceful), SIGKILL after graceMs; keeps the data directory (see `reuse`). */
+  stop(graceMs?: number): Promise<void>;
+  /** stop(), then deletes the data directory. */
   dispose(graceMs?: number): Promise<void>;
   /** What the server printed (last ~20 kB), for error messages. */
   output(): string;
@@ -33,6 +35,8 @@ export interface PromptrunServerOptions {
   /** Extra flags for the bun runtime (e.g. `--cpu-prof-md`). */
   bunFlags?: string[];
   fileLimit?: number;
+  /** Start on the database of a stopped server (no demo seed then: its key and tenant carry over). */
+  reuse?: Pick<PromptrunServer, "dataDir" | "apiKey" | "tenantId">;
 }
 
 /** What every benchmark wants: no rate limit in the way, enough execution slots, quiet logs. */
@@ -43,11 +47,14 @@ export const BENCH_SERVER_ENV: Record<string, string> = {
   PROMPTRUN_SEED_DEMO: "true",
   PROMPTRUN_RATE_LIMIT: "1000000/s,1000000",
   PROMPTRUN_ALLOW_PRIVATE_URLS: "true",
+  // One thread with 10k subscribers, and queues deeper than the default cap.
+  PROMPTRUN_MAX_STREAMS_PER_THREAD: "100000",
+  PROMPTRUN_MAX_PENDING_RUNS: "1000000",
   PROMPTRUN_SECRET: "bench-secret-bench-secret-bench-secret-0123456789",
 };
 
 export async function startPromptrunServer(options: PromptrunServerOptions = {}): Promise<PromptrunServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), "promptrun-bench-"));
+  const dataDir = options.reuse?.dataDir ?? mkdtempSync(join(tmpdir(), "promptrun-bench-"));
   const env: Record<string, string> = {
     ...BENCH_SERVER_ENV,
     DATABASE_URL: `file:${join(dataDir, "promptrun.db")}`,
@@ -64,18 +71,19 @@ export async function startPromptrunServer(options: PromptrunServerOptions = {})
     ready = await waitForReadyLine(child, 60_000);
   } catch (error) {
     await child.stop(2_000);
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!options.reuse) rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
-  if (!ready.demo) throw new Error("the server seeded no demo tenant");
+  const demo = options.reuse ?? ready.demo;
+  if (!demo) throw new Error("the server seeded no demo tenant");
   const url = new URL(ready.url);
   const cliEnv = { ...env };
   const server: PromptrunServer = {
     url: ready.url,
     host: url.hostname,
     port: Number(url.port),
-    apiKey: ready.demo.apiKey,
-    tenantId: ready.demo.tenantId,
+    apiKey: demo.apiKey,
+    tenantId: demo.tenantId,
     pid: child.pid,
     dataDir,
     async cli<T>(...args: string[]) {
@@ -95,6 +103,9 @@ export async function startPromptrunServer(options: PromptrunServerOptions = {})
     },
     async pushPrompts(directory) {
       await server.cli("prompts", "push", directory, "--tenant", server.tenantId);
+    },
+    async stop(graceMs = 15_000) {
+      await child.stop(graceMs);
     },
     async dispose(graceMs = 15_000) {
       await child.stop(graceMs);

@@ -29,8 +29,11 @@ export interface SubscriberPool {
   firstError: string | null;
   reset(): Promise<void>;
   report(): Promise<PoolReport>;
-  /** Polls report() until `deliveries` and `completed` reach these counts, or the timeout. */
-  waitFor(target: { deliveries?: number; completed?: number }, timeoutMs: number): Promise<PoolReport>;
+  /**
+   * Polls report() until `deliveries` and `completed` reach these counts, or the timeout, or
+   * nothing new arrived for stallMs (default 5 s).
+   */
+  waitFor(target: { deliveries?: number; completed?: number }, timeoutMs: number, stallMs?: number): Promise<PoolReport>;
   close(): Promise<void>;
   /** CPU seconds each worker used (after close). */
   cpuSeconds(): number[];
@@ -94,13 +97,20 @@ export async function openSubscriberPool(options: {
       await Promise.all(workers.map((worker) => worker.next("reset-done", 60_000)));
     },
     report,
-    async waitFor(target, timeoutMs) {
+    async waitFor(target, timeoutMs, stallMs = 5_000) {
       const deadline = Date.now() + timeoutMs;
+      let seen = -1;
+      let lastProgressAt = Date.now();
       for (;;) {
         const current = await report();
         const done =
           current.deliveries >= (target.deliveries ?? 0) && current.completed >= (target.completed ?? 0);
-        if (done || Date.now() > deadline) return current;
+        const progress = current.deliveries + current.completed;
+        if (progress !== seen) {
+          seen = progress;
+          lastProgressAt = Date.now();
+        }
+        if (done || Date.now() > deadline || Date.now() - lastProgressAt > stallMs) return current;
         await Bun.sleep(200);
       }
     },

@@ -44,6 +44,33 @@ describe("parseEnvironment", () => {
     expect(config.engine.providers.openai.apiKey).toBeUndefined();
   });
 
+  test("hardening limits: pending-run cap, provider timeouts, HTTP idle timeout, streams per thread", () => {
+    const defaults = parseEnvironment({});
+    expect(defaults.engine.maxPendingRunsPerTenant).toBe(100_000);
+    expect(defaults.engine.run.idleTimeoutMs).toBe(120_000);
+    expect(defaults.engine.run.attemptTimeoutMs).toBe(600_000);
+    expect(defaults.httpIdleTimeoutSeconds).toBe(30);
+    expect(defaults.maxStreamsPerThread).toBe(50);
+    const config = parseEnvironment({
+      PROMPTRUN_MAX_PENDING_RUNS: "7",
+      PROMPTRUN_PROVIDER_IDLE_TIMEOUT_MS: "1500",
+      PROMPTRUN_PROVIDER_TIMEOUT_MS: "9000",
+      PROMPTRUN_HTTP_IDLE_TIMEOUT: "2",
+      PROMPTRUN_MAX_STREAMS_PER_THREAD: "3",
+    });
+    expect(config.engine.maxPendingRunsPerTenant).toBe(7);
+    expect(config.engine.run).toMatchObject({ idleTimeoutMs: 1500, attemptTimeoutMs: 9000, maxAttempts: 4 });
+    expect(config.httpIdleTimeoutSeconds).toBe(2);
+    expect(config.maxStreamsPerThread).toBe(3);
+    expect(() => parseEnvironment({ PROMPTRUN_MAX_PENDING_RUNS: "0" })).toThrow(
+      "invalid configuration: PROMPTRUN_MAX_PENDING_RUNS",
+    );
+    // Bun.serve takes at most 255 s.
+    expect(() => parseEnvironment({ PROMPTRUN_HTTP_IDLE_TIMEOUT: "300" })).toThrow(
+      "invalid configuration: PROMPTRUN_HTTP_IDLE_TIMEOUT",
+    );
+  });
+
   test("an invalid value names the variable in one line", () => {
     const message = (env: Record<string, string>) => {
       try {

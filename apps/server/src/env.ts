@@ -115,6 +115,11 @@ export const environmentSchema = z.object({
   PROMPTRUN_REPLAY_BUFFER_SECONDS: positiveInt.default(60),
   PROMPTRUN_MAX_ATTEMPTS: positiveInt.max(20).default(4),
   PROMPTRUN_RETRY_BASE_MS: positiveInt.default(500),
+  PROMPTRUN_MAX_PENDING_RUNS: positiveInt.default(100_000),
+  PROMPTRUN_PROVIDER_IDLE_TIMEOUT_MS: positiveInt.default(120_000),
+  PROMPTRUN_PROVIDER_TIMEOUT_MS: positiveInt.default(600_000),
+  PROMPTRUN_HTTP_IDLE_TIMEOUT: positiveInt.max(255).default(30),
+  PROMPTRUN_MAX_STREAMS_PER_THREAD: positiveInt.max(100_000).default(50),
   PROMPTRUN_SEED_DEMO: booleanString.default(true),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   OPENAI_API_KEY: z.string().min(1).optional(),
@@ -135,6 +140,10 @@ export interface ServerConfig {
   publicUrlConfigured: boolean;
   streamUrlConfigured: boolean;
   logLevel: z.infer<typeof environmentSchema>["LOG_LEVEL"];
+  /** Seconds a socket may stay silent (headers or body included) before Bun closes it. */
+  httpIdleTimeoutSeconds: number;
+  /** SSE streams open at once on one (tenant, thread); more get 429. */
+  maxStreamsPerThread: number;
   /** Everything of PromptrunConfig but the secret, which main resolves. */
   engine: Omit<PromptrunConfig, "secret">;
   api: Omit<ApiConfig, "publicUrl">;
@@ -171,6 +180,8 @@ export function parseEnvironment(environment: Record<string, string | undefined>
     publicUrlConfigured: env.PROMPTRUN_PUBLIC_URL !== undefined,
     streamUrlConfigured: env.PROMPTRUN_STREAM_URL !== undefined,
     logLevel: env.LOG_LEVEL,
+    httpIdleTimeoutSeconds: env.PROMPTRUN_HTTP_IDLE_TIMEOUT,
+    maxStreamsPerThread: env.PROMPTRUN_MAX_STREAMS_PER_THREAD,
     engine: {
       ...base,
       previousSecrets: env.PROMPTRUN_PREVIOUS_SECRETS?.split(",").filter(Boolean) ?? [],
@@ -181,6 +192,7 @@ export function parseEnvironment(environment: Record<string, string | undefined>
       tenantConcurrency: env.PROMPTRUN_TENANT_CONCURRENCY,
       webhookRetrySchedule: env.PROMPTRUN_WEBHOOK_RETRY_SCHEDULE,
       rateLimit: env.PROMPTRUN_RATE_LIMIT,
+      maxPendingRunsPerTenant: env.PROMPTRUN_MAX_PENDING_RUNS,
       allowPrivateUrls: env.PROMPTRUN_ALLOW_PRIVATE_URLS,
       providers: {
         openai: { apiKey: env.OPENAI_API_KEY, baseUrl: env.OPENAI_BASE_URL },
@@ -194,6 +206,8 @@ export function parseEnvironment(environment: Record<string, string | undefined>
         ...base.run,
         maxAttempts: env.PROMPTRUN_MAX_ATTEMPTS,
         backoffBaseMs: env.PROMPTRUN_RETRY_BASE_MS,
+        idleTimeoutMs: env.PROMPTRUN_PROVIDER_IDLE_TIMEOUT_MS,
+        attemptTimeoutMs: env.PROMPTRUN_PROVIDER_TIMEOUT_MS,
       },
     },
     api: {

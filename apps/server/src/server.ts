@@ -81,8 +81,9 @@ export async function startServer(initialConfig: ServerConfig, logger: Logger): 
     server = Bun.serve({
       hostname: initialConfig.host,
       port: initialConfig.port,
-      // Long enough for slow clients, short enough to shed idle sockets; SSE opts out per request.
-      idleTimeout: 30,
+      // Long enough for slow clients, short enough to shed idle sockets (a half-sent request
+      // included); SSE opts out per request.
+      idleTimeout: initialConfig.httpIdleTimeoutSeconds,
       fetch: (request, bunServer) => handle(request, bunServer),
       error: (error) => {
         logger.error({ err: { message: error.message, stack: error.stack } }, "unhandled server error");
@@ -108,13 +109,16 @@ export async function startServer(initialConfig: ServerConfig, logger: Logger): 
   }
   const demo = config.seedDemo ? await seedDemoIfEmpty(runtime) : null;
   const { promptrun, store } = runtime;
-  const app = createApp({
-    services: promptrun.services,
-    config: { ...config.api, publicUrl: config.engine.publicUrl },
-    logger,
-    metrics,
-    health: async () => ({ ok: true, details: { engine: promptrun.engine.stats() } }),
-  });
+  const app = createApp(
+    {
+      services: promptrun.services,
+      config: { ...config.api, publicUrl: config.engine.publicUrl },
+      logger,
+      metrics,
+      health: async () => ({ ok: true, details: { engine: promptrun.engine.stats() } }),
+    },
+    { maxStreamsPerThread: config.maxStreamsPerThread },
+  );
   await promptrun.start();
   handle = (request, bunServer) => app.fetch(request, bunServer);
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;

@@ -110,7 +110,8 @@ async function promptrunStream(
 }
 
 emit({ type: "ready" });
-for await (const command of commands<StreamClientCommand>()) {
+for await (const command of commands<StreamClientCommand | { type: "exit" }>()) {
+  if (command.type === "exit") process.exit(0);
   const result = await runStreamBatch(command.concurrency, command.total, (perToken) =>
     command.mode === "openai" ? openAIStream(command, perToken) : promptrunStream(command, perToken),
   );

@@ -3,6 +3,7 @@ import { errorResponse, responseForError } from "./errors.ts";
 import { healthResponse } from "./http/health.ts";
 import { requestIdFor } from "./http/request-id.ts";
 import { Router } from "./http/router.ts";
+import { createThreadStreamCap, onBodyEnd } from "./http/thread-stream-cap.ts";
 import { createMetricsRegistry } from "./metrics/metrics-registry.ts";
 import { metricsResponse } from "./metrics/metrics-response.ts";
 import { buildOpenApiDocument } from "./openapi/build-openapi-document.ts";
@@ -20,6 +21,21 @@ export interface App {
   fetch(request: Request, server?: StreamServer): Promise<Response>;
   /** Ends every open SSE stream and tRPC subscription with an `end` event (graceful shutdown); returns how many. */
   closeAllStreams(reason?: EndReason): number;
+}
+
+export interface AppOptions {
+  /** SSE streams open at once on one (tenant, thread); more get 429. Default 50. */
+  maxStreamsPerThread?: number;
+}
+
+const DEFAULT_MAX_STREAMS_PER_THREAD = 50;
+
+/** The stream token as the SSE handler reads it: `Authorization: Bearer`, else `?token=`. */
+function streamTokenOf(request: Request): string | null {
+  const header = request.headers.get("authorization");
+  if (header !== null) return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] ?? null;
+  const fromQuery = new URL(request.url).searchParams.get("token");
+  return fromQuery === "" ? null : fromQuery;
 }
 
 type RouteHandler = (
@@ -47,7 +63,7 @@ function withHeader(response: Response, name: string, value: string): Response {
  * The whole HTTP surface as one fetch handler: REST /api/v1, tRPC, SSE, OpenAPI, docs, health
  * and metrics. Testable in-process; apps/server hands it to Bun.serve.
  */
-export function createApp(deps: ApiDeps): App {
+export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
   const metrics = deps.metrics ?? createMetricsRegistry();
   const appDeps: ApiDeps = { ...deps, metrics };
   const { logger } = deps;
@@ -56,6 +72,35 @@ export function createApp(deps: ApiDeps): App {
   const trpc = createTrpcHandler(appDeps);
   const stream = createStreamHandler(appDeps);
   const scalarBundle = createScalarBundleHandler();
+  const streamCap = createThreadStreamCap(options.maxStreamsPerThread ?? DEFAULT_MAX_STREAMS_PER_THREAD);
+
+  /**
+   * GET /stream/:thread behind the per-thread cap. Requests whose token does not verify go
+   * straight to the SSE handler, which answers them (401/403/404) exactly as before.
+   */
+  const cappedStream: RouteHandler = async (request, params, server) => {
+    const thread = params.thread ?? "";
+    const token = streamTokenOf(request);
+    const claims =
+      token === null ? null : await deps.services.streamTokens.verify(token, thread).catch(() => null);
+    if (claims === null) return stream(request, thread, server);
+    const release = streamCap.reserve(`${claims.tenantId}\u0000${claims.threadId}`);
+    if (release === null) {
+      return errorResponse("rate_limited", "too many open streams on this thread", { "retry-after": "5" });
+    }
+    let response: Response;
+    try {
+      response = await stream(request, thread, server);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    if (response.status !== 200) {
+      release();
+      return response;
+    }
+    return onBodyEnd(response, release);
+  };
   const rest =
     (handler: RestHandler): RouteHandler =>
     (request, params) =>
@@ -79,7 +124,7 @@ export function createApp(deps: ApiDeps): App {
     .add("GET", "/health", () => healthResponse(appDeps))
     .add("GET", "/metrics", () => metricsResponse(metrics, appDeps))
     .add("*", "/trpc/*", (request) => trpc(request))
-    .add("GET", "/stream/:thread", (request, params, server) => stream(request, params.thread ?? "", server));
+    .add("GET", "/stream/:thread", cappedStream);
 
   return {
     closeAllStreams: (reason = "shutdown") =>

@@ -1,3 +1,8 @@
+export { type OpenStoreOptions, openStore, storeKindOf } from "./open-store.ts";
+export { applyPostgresMigrations, POSTGRES_MIGRATIONS_FOLDER } from "./postgres/migrate.ts";
+export { type OpenPostgresStoreOptions, openPostgresStore, type PostgresStore } from "./postgres/open.ts";
+export { exportAll, importAll, type StoreSnapshot } from "./postgres/store-snapshot.ts";
+export * as postgresSchema from "./schema/postgres.ts";
 export * as sqliteSchema from "./schema/sqlite.ts";
 export { databasePath } from "./sqlite/database-path.ts";
 export {

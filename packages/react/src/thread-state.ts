@@ -32,11 +32,13 @@ export interface ThreadStreamState {
   missedEvents: boolean;
 }
 
+/** What the reducer folds: a stream event, a connection change, or a fresh start (new thread). */
 export type ThreadStreamAction =
   | { type: "event"; envelope: StreamEnvelope }
   | { type: "connection"; status: ConnectionStatus; error: ApiError | null }
   | { type: "restart" };
 
+/** Before the first connection: nothing seen, connecting. */
 export const initialThreadStreamState: ThreadStreamState = {
   runs: {},
   runIds: [],

@@ -4,7 +4,7 @@
  */
 import { createPromptrun, type PromptrunConfig } from "@promptrun/core";
 import { createMemoryStore, createTestConfig } from "@promptrun/core/testing";
-import { type App, createApp } from "../app.ts";
+import { type App, type AppOptions, createApp } from "../app.ts";
 import { type ApiConfig, type ApiDeps, defaultApiConfig, type Logger } from "../deps.ts";
 
 export interface LogEntry {
@@ -29,6 +29,7 @@ export interface TestAppOptions {
   engine?: Partial<PromptrunConfig>;
   api?: Partial<ApiConfig>;
   deps?: Partial<Omit<ApiDeps, "services" | "config" | "logger">>;
+  app?: AppOptions;
   /** Replaces services before the app is built (to inject failures). */
   wrapServices?: (services: ApiDeps["services"]) => ApiDeps["services"];
 }
@@ -75,7 +76,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     logger: capturingLogger(logs),
     ...options.deps,
   };
-  const app = createApp(deps);
+  const app = createApp(deps, options.app);
   return {
     app,
     deps,

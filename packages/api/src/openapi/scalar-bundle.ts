@@ -9,8 +9,8 @@ export function scalarBundlePath(): string {
 }
 
 interface LoadedBundle {
-  plain: Uint8Array;
-  gzip: Uint8Array;
+  plain: Uint8Array<ArrayBuffer>;
+  gzip: Uint8Array<ArrayBuffer>;
 }
 
 /** Serves the bundle (~4 MB, ~1 MB gzipped) from memory after the first request. */
@@ -35,6 +35,7 @@ export function createScalarBundleHandler(
       vary: "accept-encoding",
     };
     if (acceptsGzip) headers["content-encoding"] = "gzip";
-    return new Response(acceptsGzip ? bundle.gzip : bundle.plain, { headers });
+    // A Blob keeps this valid under both the Bun and the DOM lib typings (browser code imports AppRouter's types).
+    return new Response(new Blob([acceptsGzip ? bundle.gzip : bundle.plain]), { headers });
   };
 }

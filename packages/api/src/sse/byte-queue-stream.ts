@@ -49,6 +49,11 @@ export function createByteQueueStream(options: {
     }
   };
 
+  const discardBacklog = () => {
+    queue.length = 0;
+    queuedBytes = 0;
+  };
+
   const deliver = (chunk: Uint8Array, eventId: string | undefined) => {
     readerWaiting = false;
     if (eventId !== undefined) lastTakenEventId = eventId;
@@ -72,8 +77,7 @@ export function createByteQueueStream(options: {
       },
       cancel() {
         closed = true;
-        queue.length = 0;
-        queuedBytes = 0;
+        discardBacklog();
         options.onCancel();
       },
     },
@@ -95,13 +99,10 @@ export function createByteQueueStream(options: {
       if (queuedBytes > peakQueuedBytes) peakQueuedBytes = queuedBytes;
       return "written";
     },
-    finish(lastChunk, { discardBacklog }) {
+    finish(lastChunk, options) {
       if (closed || finishing) return;
       finishing = true;
-      if (discardBacklog) {
-        queue.length = 0;
-        queuedBytes = 0;
-      }
+      if (options.discardBacklog) discardBacklog();
       if (readerWaiting && queue.length === 0) {
         deliver(lastChunk, undefined);
         closeController();

@@ -5,15 +5,10 @@ import { isSafeEventId } from "./encode.ts";
 import { openSseSession } from "./sse-session.ts";
 import { createStreamRegistry, type EndReason } from "./stream-registry.ts";
 
-export { createByteQueueStream } from "./byte-queue-stream.ts";
 export { encodeDeliveredEvent, encodeSseMessage } from "./encode.ts";
-export {
-  createStreamRegistry,
-  type EndableStream,
-  type EndReason,
-  type StreamRegistry,
-} from "./stream-registry.ts";
-export { type FeedItem, openThreadFeed } from "./thread-feed.ts";
+export { SSE_HEADERS } from "./sse-session.ts";
+export type { EndReason } from "./stream-registry.ts";
+export { REPLAY_TOO_LARGE_REASON, RESET_REASON } from "./thread-feed.ts";
 
 export interface StreamHandler {
   (request: Request, threadId: string, server?: StreamServer): Promise<Response>;

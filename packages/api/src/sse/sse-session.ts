@@ -5,6 +5,7 @@ import { createByteQueueStream } from "./byte-queue-stream.ts";
 import { encodeDeliveredEvent, encodeSseMessage, pingComment } from "./encode.ts";
 import type { EndReason, StreamRegistry } from "./stream-registry.ts";
 import { openThreadFeed, type ThreadFeed } from "./thread-feed.ts";
+import { watchTokenExpiry } from "./watch-token-expiry.ts";
 
 export const SSE_HEADERS: Record<string, string> = {
   "content-type": "text/event-stream",
@@ -32,7 +33,7 @@ export function openSseSession(options: SseSessionOptions): Response {
   const { deps, request, token, claims, registry } = options;
   const { services, config, logger } = deps;
   let feed: ThreadFeed | null = null;
-  let pingTimer: ReturnType<typeof setInterval> | undefined;
+  let stopWatchingToken: (() => void) | undefined;
   let released = false;
   /** `id:` of the newest event queued: what a reconnect should resume from. */
   let position = options.lastEventId ?? "";
@@ -41,7 +42,7 @@ export function openSseSession(options: SseSessionOptions): Response {
     if (released) return;
     released = true;
     feed?.close();
-    clearInterval(pingTimer);
+    stopWatchingToken?.();
     request.signal.removeEventListener("abort", release);
     unregister();
     deps.metrics?.streamClosed();
@@ -77,27 +78,23 @@ export function openSseSession(options: SseSessionOptions): Response {
   deps.metrics?.streamOpened();
   request.signal.addEventListener("abort", release);
 
-  let checkingToken = false;
-  pingTimer = setInterval(() => {
-    if (checkingToken) return;
-    checkingToken = true;
-    // Re-verifying (rather than comparing exp with the wall clock) keeps the services' clock the only one.
-    services.streamTokens
-      .verify(token, claims.threadId)
-      .then(
-        () => write(pingComment),
-        () => end("token_expired"),
-      )
-      .finally(() => {
-        checkingToken = false;
-      });
-  }, config.pingIntervalMs);
+  // Each ping first checks that the token is still valid.
+  stopWatchingToken = watchTokenExpiry({
+    streamTokens: services.streamTokens,
+    token,
+    threadId: claims.threadId,
+    intervalMs: config.pingIntervalMs,
+    onValid: () => write(pingComment),
+    onExpired: () => end("token_expired"),
+  });
 
   feed = openThreadFeed({
     bus: services.events,
     tenantId: claims.tenantId,
     threadId: claims.threadId,
     lastEventId: options.lastEventId,
+    // Half the allowance: room is left for live events that arrive before the socket drains.
+    maxReplayBytes: config.subscriberBufferBytes / 2,
     onItem: (item) => {
       if (item.kind === "control") {
         writeControl(item.event);
@@ -107,7 +104,7 @@ export function openSseSession(options: SseSessionOptions): Response {
       write(encodeDeliveredEvent(item.delivered), position);
     },
   });
-  // The replay alone may have overflowed the buffer (release ran before `feed` was assigned).
+  // An overflow while the feed was being opened released the session before `feed` was assigned.
   if (released) feed.close();
   // A client that disconnected before we got here never fires `abort` again.
   if (request.signal.aborted) release();

@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import type { DeliveredThreadEvent, ReplayResult, ThreadEventBus } from "@promptrun/core";
-import { type FeedItem, openThreadFeed, RESET_REASON } from "./thread-feed.ts";
+import { encodeDeliveredEvent } from "./encode.ts";
+import { type FeedItem, openThreadFeed, REPLAY_TOO_LARGE_REASON, RESET_REASON } from "./thread-feed.ts";
 
 const THREAD = "0196f3c1-1f0e-7a3b-8b7c-1234567890ab";
 const delivered = (id: string): DeliveredThreadEvent => ({
@@ -43,6 +44,7 @@ test("ready, then the replay, then events that arrived meanwhile (minus duplicat
     tenantId: "t",
     threadId: THREAD,
     lastEventId: "1",
+    maxReplayBytes: 1_000_000,
     onItem: (item) => items.push(item),
   });
   emit(delivered("5"));
@@ -63,6 +65,7 @@ test("a reset replay becomes a reset event after ready; no lastEventId asks for 
     tenantId: "t",
     threadId: THREAD,
     lastEventId: "9",
+    maxReplayBytes: 1_000_000,
     onItem: (item) => items.push(item),
   });
   expect(items).toEqual([
@@ -70,6 +73,39 @@ test("a reset replay becomes a reset event after ready; no lastEventId asks for 
     { kind: "control", event: { type: "reset", data: { thread: THREAD, reason: RESET_REASON } } },
   ]);
   const fresh = busDelivering([], null);
-  openThreadFeed({ bus: fresh.bus, tenantId: "t", threadId: THREAD, lastEventId: null, onItem() {} });
+  openThreadFeed({
+    bus: fresh.bus,
+    tenantId: "t",
+    threadId: THREAD,
+    lastEventId: null,
+    maxReplayBytes: 1_000_000,
+    onItem() {},
+  });
   expect(fresh.calls.options).toEqual([undefined]);
+});
+
+test("a replay bigger than maxReplayBytes is replaced by a reset (live events still follow)", () => {
+  const events = [delivered("1"), delivered("2")];
+  const size = events.reduce((sum, event) => sum + encodeDeliveredEvent(event).byteLength, 0);
+  const run = (maxReplayBytes: number) => {
+    const { bus, emit } = busDelivering([], { kind: "replayed", events });
+    const items: FeedItem[] = [];
+    openThreadFeed({
+      bus,
+      tenantId: "t",
+      threadId: THREAD,
+      lastEventId: "0",
+      maxReplayBytes,
+      onItem: (item) => items.push(item),
+    });
+    emit(delivered("3"));
+    return items;
+  };
+  expect(run(size).map(describeItem)).toEqual(["ready", "1", "2", "3"]);
+  const tooLarge = run(size - 1);
+  expect(tooLarge.map(describeItem)).toEqual(["ready", "reset", "3"]);
+  expect(tooLarge[1]).toEqual({
+    kind: "control",
+    event: { type: "reset", data: { thread: THREAD, reason: REPLAY_TOO_LARGE_REASON } },
+  });
 });

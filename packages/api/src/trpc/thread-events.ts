@@ -3,6 +3,7 @@ import { type TrackedEnvelope, tracked } from "@trpc/server";
 import type { z } from "zod";
 import { encodeDeliveredEvent, isSafeEventId } from "../sse/encode.ts";
 import { openThreadFeed, type ThreadFeed } from "../sse/thread-feed.ts";
+import { watchTokenExpiry } from "../sse/watch-token-expiry.ts";
 import type { TrpcContext } from "./context.ts";
 import { createSubscriptionInbox } from "./subscription-inbox.ts";
 
@@ -34,20 +35,13 @@ export async function* threadEvents(
   let feed: ThreadFeed | null = null;
   ctx.metrics?.streamOpened();
   const unregister = ctx.subscriptions.add({ end: (reason) => inbox.end(reason, { discardBacklog: false }) });
-  let checkingToken = false;
-  const expiryTimer = setInterval(() => {
-    if (checkingToken) return;
-    checkingToken = true;
-    services.streamTokens
-      .verify(input.token, claims.threadId)
-      .then(
-        () => {},
-        () => inbox.end("token_expired", { discardBacklog: false }),
-      )
-      .finally(() => {
-        checkingToken = false;
-      });
-  }, config.pingIntervalMs);
+  const stopWatchingToken = watchTokenExpiry({
+    streamTokens: services.streamTokens,
+    token: input.token,
+    threadId: claims.threadId,
+    intervalMs: config.pingIntervalMs,
+    onExpired: () => inbox.end("token_expired", { discardBacklog: false }),
+  });
 
   try {
     feed = openThreadFeed({
@@ -55,6 +49,7 @@ export async function* threadEvents(
       tenantId: claims.tenantId,
       threadId: claims.threadId,
       lastEventId,
+      maxReplayBytes: config.subscriberBufferBytes / 2,
       onItem: (item) => {
         if (item.kind === "control") {
           inbox.push({ value: control(item.event), bytes: CONTROL_EVENT_BYTES });
@@ -76,7 +71,7 @@ export async function* threadEvents(
     }
   } finally {
     feed?.close();
-    clearInterval(expiryTimer);
+    stopWatchingToken();
     unregister();
     ctx.metrics?.streamClosed();
   }

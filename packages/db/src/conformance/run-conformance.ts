@@ -374,7 +374,7 @@ export const runConformance = ({ store }: ConformanceContext): void => {
         expect(stored).toMatchObject({ status: "failed", error: "c", output: null });
         expect(memory).toEqual([]);
       } else {
-        const output = ["a", "b", "c", "d"][winner];
+        const output = ["a", "b", "c", "d"][winner] ?? "";
         expect(stored).toMatchObject({ status: "completed", output, error: null });
         expect(memory.map((message) => message.content)).toEqual([`question for ${output}`, output]);
       }

@@ -11,7 +11,7 @@ export interface GroupCommitOptions<W, T> {
   commit(batch: W[]): Promise<WriteOutcome<T>[]>;
   /** Most writes in one batch (default 256). */
   maxBatch?: number;
-  /** Batches committing at once, each on its own connection (default 2). */
+  /** Batches committing at once, each on its own connection (default 4). */
   maxInFlight?: number;
   /** Called after each committed batch with its size (tests and measurements). */
   onCommit?: (size: number) => void;
@@ -36,7 +36,7 @@ interface Pending<W, T> {
  */
 export const createGroupCommit = <W, T>(options: GroupCommitOptions<W, T>): GroupCommit<W, T> => {
   const maxBatch = options.maxBatch ?? 256;
-  const maxInFlight = options.maxInFlight ?? 2;
+  const maxInFlight = options.maxInFlight ?? 4;
   let queue: Pending<W, T>[] = [];
   let inFlight = 0;
   let scheduled = false;

@@ -6,8 +6,8 @@ import postgres from "postgres";
 /** Committed drizzle-kit migrations, found from this file so the working directory never matters. */
 export const POSTGRES_MIGRATIONS_FOLDER = join(import.meta.dir, "..", "..", "drizzle-pg");
 
-/** Advisory lock key held while migrating ("promptrun" in ASCII, as a bigint). */
-const MIGRATION_LOCK_KEY = 0x70726f6d707472;
+/** Advisory lock key held while migrating ("prompt" in ASCII, as a bigint). */
+const MIGRATION_LOCK_KEY = 0x70726f6d7074;
 
 export interface DatabaseSettings {
   /** The server's `synchronous_commit`: `off` acknowledges commits before they are durable. */

@@ -60,7 +60,7 @@ describe.skipIf(!available)("openPostgresStore", () => {
       FROM information_schema.columns
       WHERE table_schema = 'public' AND table_name = 'runs' AND column_name IN ('id', 'metadata', 'created_at')
       ORDER BY column_name`;
-    expect(columns).toEqual([
+    expect([...columns]).toEqual([
       { column: "created_at", type: "timestamp with time zone", collation: null },
       { column: "id", type: "text", collation: "C" },
       { column: "metadata", type: "json", collation: null },

@@ -19,7 +19,7 @@ export interface OpenPostgresStoreOptions {
   maxConnections?: number;
   /** Most creates committed in one group commit (default 256). */
   maxBatch?: number;
-  /** Group commits in flight at once (default 2). */
+  /** Group commits in flight at once, each on its own pooled connection (default 4). */
   maxConcurrentBatches?: number;
   /** Called after each committed batch of creates with its size (tests and measurements). */
   onCreateBatch?: (size: number) => void;

@@ -1,0 +1,108 @@
+/**
+ * `bun run bench [-- --quick] [--only=create-run,streaming,fan-out,queue,profile]`: starts
+ * everything it measures on 127.0.0.1 (server, fake upstream, Portkey, load generators,
+ * subscribers), bounded in time, and writes docs/BENCHMARKS.md.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { writeBenchPrompts } from "./src/bench-prompts.ts";
+import { killAllChildren, spawnChild } from "./src/child-channel.ts";
+import { machineInfo } from "./src/machine-info.ts";
+import { renderReport } from "./src/report.ts";
+import type { BenchContext, SectionResult } from "./src/sections/bench-context.ts";
+import { createRunSection } from "./src/sections/create-run-section.ts";
+import { fanOutSection } from "./src/sections/fan-out-section.ts";
+import { queueSection } from "./src/sections/queue-section.ts";
+import { streamingSection } from "./src/sections/streaming-section.ts";
+
+const SECTIONS: Record<string, { title: string; run: (context: BenchContext) => Promise<SectionResult> }> = {
+  "create-run": { title: "1. Create-run throughput and latency", run: createRunSection },
+  streaming: { title: "2. Streaming overhead", run: streamingSection },
+  "fan-out": { title: "3. SSE fan-out", run: fanOutSection },
+  queue: { title: "4. Completed runs per second and queue depth", run: queueSection },
+};
+
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: {
+    quick: { type: "boolean", default: false },
+    only: { type: "string" },
+    out: { type: "string" },
+  },
+});
+const quick = values.quick === true;
+const selected = values.only ? values.only.split(",").map((name) => name.trim()) : Object.keys(SECTIONS);
+for (const name of selected) {
+  if (!SECTIONS[name]) {
+    console.error(`unknown section '${name}'; choose from ${Object.keys(SECTIONS).join(", ")}`);
+    process.exit(2);
+  }
+}
+const outPath = resolve(import.meta.dir, values.out ?? "../docs/BENCHMARKS.md");
+// The whole run is bounded: past this, every child is killed and the run fails.
+const budgetMs = (quick ? 5 : 15) * 60_000;
+const startedAt = new Date();
+const log = (message: string) => {
+  const elapsed = ((Date.now() - startedAt.getTime()) / 1000).toFixed(0).padStart(4);
+  process.stderr.write(`[bench ${elapsed}s] ${message}\n`);
+};
+
+const watchdog = setTimeout(() => {
+  log(`over the ${budgetMs / 60_000} min budget: stopping every child process`);
+  killAllChildren();
+  process.exit(1);
+}, budgetMs);
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    killAllChildren();
+    process.exit(130);
+  });
+}
+
+const scratchDir = mkdtempSync(join(tmpdir(), "promptrun-bench-run-"));
+const upstream = spawnChild(["bun", join(import.meta.dir, "src/processes/stamped-upstream.ts")], { fileLimit: 65_536 });
+const sections: SectionResult[] = [];
+const failures: Array<{ title: string; error: string }> = [];
+try {
+  const { url } = await upstream.next<{ type: string; url: string }>("ready", 30_000);
+  const context: BenchContext = {
+    quick,
+    scratchDir,
+    promptsDir: await writeBenchPrompts(scratchDir),
+    upstream: { url, pid: upstream.pid },
+    log,
+  };
+  for (const name of selected) {
+    const section = SECTIONS[name]!;
+    log(`section ${section.title}`);
+    try {
+      sections.push(await section.run(context));
+    } catch (error) {
+      const message = error instanceof Error ? error.message.split("\n").slice(0, 6).join(" ") : String(error);
+      log(`section ${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      failures.push({ title: section.title, error: message });
+    }
+  }
+} finally {
+  await upstream.stop(2_000);
+  killAllChildren();
+  rmSync(scratchDir, { recursive: true, force: true });
+}
+clearTimeout(watchdog);
+
+const findingsPath = join(import.meta.dir, "findings.md");
+const report = renderReport({
+  machine: machineInfo(),
+  startedAt,
+  durationSeconds: (Date.now() - startedAt.getTime()) / 1000,
+  command: `bun run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
+  quick,
+  sections,
+  failures,
+  findings: readFileSync(findingsPath, "utf8"),
+});
+await Bun.write(outPath, report);
+log(`wrote ${outPath}`);
+process.exit(failures.length ? 1 : 0);

@@ -1,0 +1,247 @@
+import { benchPrompts } from "../bench-prompts.ts";
+import { createRun, mapConcurrently, mintStreamToken, startBenchServer } from "../bench-server.ts";
+import { formatCores, formatCount, formatKb, formatMs } from "../format.ts";
+import { LatencyHistogram } from "../latency-histogram.ts";
+import { markdownTable } from "../markdown-table.ts";
+import type { PromptrunServer } from "../promptrun-server.ts";
+import { readRssKb, startCpuWindow } from "../process-stats.ts";
+import { openSubscriberPool, type PoolReport, type SubscriberPool, type Subscription } from "../sse-subscriber-pool.ts";
+import type { BenchContext, SectionResult, TargetCheck } from "./bench-context.ts";
+
+const SUBSCRIBERS_PER_WORKER = 5_000;
+const FAN_OUT_TOKENS = 50;
+const BURST_TOKENS = 100;
+
+/** Several pools measured as one. */
+async function reportAll(pools: SubscriberPool[]): Promise<PoolReport> {
+  const reports = await Promise.all(pools.map((pool) => pool.report()));
+  const latency = new LatencyHistogram();
+  for (const part of reports) latency.merge(part.latency);
+  const starts = reports.map((part) => part.firstDeliveryAt).filter((at) => at > 0);
+  return {
+    deliveries: reports.reduce((sum, part) => sum + part.deliveries, 0),
+    completed: reports.reduce((sum, part) => sum + part.completed, 0),
+    closed: reports.reduce((sum, part) => sum + part.closed, 0),
+    firstDeliveryAt: starts.length ? Math.min(...starts) : 0,
+    lastDeliveryAt: Math.max(0, ...reports.map((part) => part.lastDeliveryAt)),
+    latency,
+  };
+}
+
+async function waitAll(
+  pools: SubscriberPool[],
+  target: { deliveries: number; completed: number },
+  timeoutMs: number,
+): Promise<PoolReport> {
+  const deadline = Date.now() + timeoutMs;
+  let seen = -1;
+  let lastProgressAt = Date.now();
+  for (;;) {
+    const current = await reportAll(pools);
+    if (current.deliveries >= target.deliveries && current.completed >= target.completed) return current;
+    const progress = current.deliveries + current.completed;
+    if (progress !== seen) {
+      seen = progress;
+      lastProgressAt = Date.now();
+    }
+    if (Date.now() > deadline || Date.now() - lastProgressAt > 5_000) return current;
+    await Bun.sleep(200);
+  }
+}
+
+const workersFor = (subscribers: number) => Math.max(1, Math.ceil(subscribers / SUBSCRIBERS_PER_WORKER));
+
+/** RSS settles a moment after a burst of connections. */
+const settledRssKb = async (pid: number) => {
+  await Bun.sleep(1_000);
+  return readRssKb(pid);
+};
+
+interface Measured {
+  report: PoolReport;
+  serverCpuSeconds: number;
+  subscriberCores: number;
+  wallSeconds: number;
+}
+
+/** Resets the counters, starts runs, waits for every delivery; CPU over the same window. */
+async function measureDelivery(
+  server: PromptrunServer,
+  pools: SubscriberPool[],
+  start: () => Promise<unknown>,
+  expected: { deliveries: number; completed: number },
+): Promise<Measured> {
+  await Promise.all(pools.map((pool) => pool.reset()));
+  const workerPids = pools.flatMap((pool) => pool.pids);
+  const stop = startCpuWindow([server.pid, ...workerPids]);
+  await start();
+  const report = await waitAll(pools, expected, 120_000);
+  const window = stop();
+  const subscriberCpu = workerPids.reduce((sum, pid) => sum + (window.cpuSeconds[pid] ?? 0), 0);
+  return {
+    report,
+    serverCpuSeconds: window.cpuSeconds[server.pid] ?? Number.NaN,
+    subscriberCores: subscriberCpu / window.wallSeconds,
+    wallSeconds: window.wallSeconds,
+  };
+}
+
+const deliveryCells = (measured: Measured, expected: number) => [
+  `${formatCount(measured.report.deliveries)} / ${formatCount(expected)}`,
+  formatMs(measured.report.latency.percentile(50)),
+  formatMs(measured.report.latency.percentile(99)),
+  formatCores(measured.serverCpuSeconds / measured.wallSeconds),
+  formatCores(measured.subscriberCores),
+];
+
+/** 3. SSE fan-out: many subscribers on one thread, and 10k subscribers on 10k threads. */
+export async function fanOutSection(context: BenchContext): Promise<SectionResult> {
+  const levels = context.quick ? [1_000, 10_000] : [1_000, 5_000, 10_000];
+  const targets: TargetCheck[] = [];
+  const oneThreadRows: Array<Array<string | number>> = [];
+  let burstLine = "";
+
+  // One thread, growing audience.
+  {
+    const server = await startBenchServer({ promptsDir: context.promptsDir, upstreamUrl: context.upstream.url });
+    const pools: SubscriberPool[] = [];
+    try {
+      const thread = crypto.randomUUID();
+      const subscription = await mintStreamToken(server, thread);
+      await createRun(server, benchPrompts.echo.slug);
+      const baselineKb = await settledRssKb(server.pid);
+      let open = 0;
+      for (const level of levels) {
+        context.log(`fan-out: ${level} subscribers on one thread`);
+        const adding = level - open;
+        const pool = await openSubscriberPool({
+          host: server.host,
+          port: server.port,
+          workers: workersFor(adding),
+          subscriptions: Array.from({ length: adding }, () => subscription),
+        });
+        pools.push(pool);
+        open += pool.ready;
+        if (pool.failed) throw new Error(`${pool.failed} subscribers failed to open: ${pool.firstError}`);
+        const rssKb = await settledRssKb(server.pid);
+        const measured = await measureDelivery(
+          server,
+          pools,
+          () => createRun(server, benchPrompts.fanOut50PerSecond.slug, { thread }),
+          { deliveries: open * FAN_OUT_TOKENS, completed: open },
+        );
+        oneThreadRows.push([
+          formatCount(open),
+          formatKb((rssKb - baselineKb) / open),
+          ...deliveryCells(measured, open * FAN_OUT_TOKENS),
+        ]);
+      }
+      context.log(`fan-out: burst of ${BURST_TOKENS} tokens to ${open} subscribers`);
+      const burst = await measureDelivery(
+        server,
+        pools,
+        () => createRun(server, benchPrompts.burst.slug, { thread }),
+        { deliveries: open * BURST_TOKENS, completed: open },
+      );
+      const deliveries = burst.report.deliveries;
+      const spanSeconds = (burst.report.lastDeliveryAt - burst.report.firstDeliveryAt) / 1000;
+      const perCore = deliveries / burst.serverCpuSeconds;
+      burstLine =
+        `One thread broadcasting ${BURST_TOKENS} tokens (sent back to back by the upstream) to ${formatCount(open)} subscribers: ` +
+        `${formatCount(deliveries)} of ${formatCount(open * BURST_TOKENS)} deliveries in ${spanSeconds.toFixed(2)} s from first to last ` +
+        `(${formatCount(deliveries / spanSeconds)} deliveries/s wall), server CPU ${burst.serverCpuSeconds.toFixed(2)} s → ` +
+        `**${formatCount(perCore)} deliveries per server CPU-second**; p50 ${formatMs(burst.report.latency.percentile(50))} ms, ` +
+        `p99 ${formatMs(burst.report.latency.percentile(99))} ms; subscriber processes used ${formatCores(burst.subscriberCores)} cores; ` +
+        `${formatCount(burst.report.closed)} connections were closed by the server.`;
+      targets.push({
+        target: "one thread to 10k subscribers ≥ 300k deliveries/s per core",
+        measured: `${formatCount(perCore)} per server CPU-second`,
+        met: open >= 10_000 && perCore >= 300_000,
+      });
+    } finally {
+      await Promise.all(pools.map((pool) => pool.close()));
+      await server.dispose(5_000);
+    }
+  }
+
+  // 10k threads, 200 of them streaming at 50 tokens/s.
+  let manyThreadsTable = "";
+  {
+    const threadCount = 10_000;
+    const activeRuns = 200;
+    const server = await startBenchServer({
+      promptsDir: context.promptsDir,
+      upstreamUrl: context.upstream.url,
+      env: { PROMPTRUN_CONCURRENCY: "256", PROMPTRUN_TENANT_CONCURRENCY: "256" },
+    });
+    let pool: SubscriberPool | null = null;
+    try {
+      context.log(`fan-out: minting ${threadCount} stream tokens`);
+      const threads = Array.from({ length: threadCount }, () => crypto.randomUUID());
+      const subscriptions: Subscription[] = await mapConcurrently(threads, 32, (thread) => mintStreamToken(server, thread));
+      await createRun(server, benchPrompts.echo.slug);
+      const baselineKb = await settledRssKb(server.pid);
+      context.log(`fan-out: opening ${threadCount} subscribers on ${threadCount} threads`);
+      pool = await openSubscriberPool({
+        host: server.host,
+        port: server.port,
+        workers: workersFor(threadCount),
+        subscriptions,
+      });
+      if (pool.failed) throw new Error(`${pool.failed} subscribers failed to open: ${pool.firstError}`);
+      const rssKb = await settledRssKb(server.pid);
+      const perSubscriberKb = (rssKb - baselineKb) / pool.ready;
+      context.log(`fan-out: ${activeRuns} runs streaming ${FAN_OUT_TOKENS} tokens/s`);
+      const openPool = pool;
+      const measured = await measureDelivery(
+        server,
+        [openPool],
+        () =>
+          mapConcurrently(threads.slice(0, activeRuns), activeRuns, (thread) =>
+            createRun(server, benchPrompts.fanOut50PerSecond.slug, { thread }),
+          ),
+        { deliveries: activeRuns * FAN_OUT_TOKENS, completed: activeRuns },
+      );
+      const p99 = measured.report.latency.percentile(99);
+      manyThreadsTable = markdownTable(
+        ["subscribers (threads)", "RSS per subscriber", "runs streaming", "deliveries", "p50 ms", "p99 ms", "server cores", "subscriber cores"],
+        [[formatCount(pool.ready), formatKb(perSubscriberKb), activeRuns, ...deliveryCells(measured, activeRuns * FAN_OUT_TOKENS)]],
+      );
+      targets.push(
+        {
+          target: "10k subscribers on 10k threads, 200 runs at 50 tokens/s: p99 delivery < 50 ms",
+          measured: `${formatMs(p99)} ms`,
+          met: pool.ready >= 10_000 && p99 < 50 && measured.report.deliveries >= activeRuns * FAN_OUT_TOKENS,
+        },
+        {
+          target: "< 12 KB server RSS per subscriber (10k threads)",
+          measured: formatKb(perSubscriberKb),
+          met: perSubscriberKb < 12,
+        },
+      );
+    } finally {
+      await pool?.close();
+      await server.dispose(5_000);
+    }
+  }
+
+  const body = [
+    "Subscribers are raw-socket SSE clients (HTTP/1.1, chunked) in separate Bun processes, at most 5,000 per process; each checks `ready`, counts `run.token` events and measures delivery latency from the send time stamped in every token by the fake upstream. " +
+      `A fan-out run streams ${FAN_OUT_TOKENS} tokens at 50 tokens/s. RSS per subscriber = (server VmRSS after the subscribers connected − before) / subscribers, from /proc/<pid>/status. ` +
+      "CPU cores = CPU seconds / wall seconds over the delivery window (server process; all subscriber processes together).",
+    "",
+    "### One thread",
+    "",
+    markdownTable(
+      ["subscribers", "RSS per subscriber", "deliveries", "p50 ms", "p99 ms", "server cores", "subscriber cores"],
+      oneThreadRows,
+    ),
+    "",
+    burstLine,
+    "",
+    "### 10k subscribers on 10k threads",
+    "",
+    manyThreadsTable,
+  ].join("\n");
+  return { title: "3. SSE fan-out", body, targets };
+}

@@ -1,0 +1,162 @@
+import { benchPrompts } from "../bench-prompts.ts";
+import { startBenchServer } from "../bench-server.ts";
+import { spawnChild } from "../child-channel.ts";
+import { formatAddedMs, formatCores, formatCount, formatMs } from "../format.ts";
+import { LatencyHistogram } from "../latency-histogram.ts";
+import { markdownTable } from "../markdown-table.ts";
+import { type PortkeyGateway, startPortkeyGateway } from "../portkey-gateway.ts";
+import { startCpuWindow } from "../process-stats.ts";
+import type { StreamBatchResult } from "../stream-measurement.ts";
+import { summarize } from "../summarize.ts";
+import type { BenchContext, SectionResult, TargetCheck } from "./bench-context.ts";
+
+const CLIENT_SCRIPT = `${import.meta.dir}/../processes/stream-client.ts`;
+const TOKENS = 200;
+const TOKEN_INTERVAL_MS = 5;
+const UPSTREAM_MODEL = `stamp-${TOKENS}-${TOKEN_INTERVAL_MS}`;
+
+type Path = "upstream directly" | "Portkey gateway" | "Promptrun (SSE)";
+
+interface PathResult {
+  path: Path;
+  concurrency: number;
+  batch: StreamBatchResult;
+  cores: Record<string, number>;
+}
+
+/** 2. Streaming overhead: the same stamped upstream read directly, through Portkey, through Promptrun. */
+export async function streamingSection(context: BenchContext): Promise<SectionResult> {
+  const sequentialStreams = context.quick ? 5 : 15;
+  const rounds = context.quick ? 1 : 2;
+  const server = await startBenchServer({
+    promptsDir: context.promptsDir,
+    upstreamUrl: context.upstream.url,
+    env: { PROMPTRUN_CONCURRENCY: "256", PROMPTRUN_TENANT_CONCURRENCY: "256" },
+  });
+  let portkey: PortkeyGateway | null = null;
+  let portkeyError: string | null = null;
+  const client = spawnChild(["bun", CLIENT_SCRIPT], {
+    env: { BUN_CONFIG_MAX_HTTP_REQUESTS: "1024" },
+    fileLimit: 8192,
+  });
+  const results: PathResult[] = [];
+  try {
+    try {
+      portkey = await startPortkeyGateway();
+    } catch (error) {
+      portkeyError = error instanceof Error ? error.message.split("\n")[0]! : String(error);
+    }
+    await client.next("ready", 30_000);
+    const upstreamBase = `${context.upstream.url}/v1`;
+    const commandFor = (path: Path, concurrency: number, total: number) => {
+      const common = { type: "run", concurrency, total, expectedTokens: TOKENS, timeoutMs: 60_000 };
+      if (path === "upstream directly") {
+        return { ...common, mode: "openai", url: `${upstreamBase}/chat/completions`, headers: {}, model: UPSTREAM_MODEL };
+      }
+      if (path === "Portkey gateway") {
+        return {
+          ...common,
+          mode: "openai",
+          url: `${portkey!.url}/v1/chat/completions`,
+          headers: portkey!.headersFor(upstreamBase),
+          model: UPSTREAM_MODEL,
+        };
+      }
+      return { ...common, mode: "promptrun", baseUrl: server.url, apiKey: server.apiKey, slug: benchPrompts.stream200.slug };
+    };
+    const paths: Path[] = ["upstream directly", ...(portkey ? (["Portkey gateway"] as const) : []), "Promptrun (SSE)"];
+    const pids: Record<string, number> = {
+      promptrun: server.pid,
+      upstream: context.upstream.pid,
+      client: client.pid,
+      ...(portkey ? { portkey: portkey.pid } : {}),
+    };
+    const run = async (path: Path, concurrency: number, total: number) => {
+      client.send(commandFor(path, concurrency, total));
+      return client.next<StreamBatchResult & { type: string }>("result", 300_000);
+    };
+    // Warm every path (JIT, connection pools) before measuring.
+    for (const path of paths) await run(path, 4, 8);
+    for (const concurrency of [1, 100]) {
+      for (const path of paths) {
+        context.log(`streaming: ${path} at ${concurrency} concurrent streams`);
+        const stop = startCpuWindow(Object.values(pids));
+        const batch = await run(path, concurrency, concurrency === 1 ? sequentialStreams : 100 * rounds);
+        const window = stop();
+        const cores = Object.fromEntries(
+          Object.entries(pids).map(([name, pid]) => [name, (window.cpuSeconds[pid] ?? Number.NaN) / window.wallSeconds]),
+        );
+        results.push({ path, concurrency, batch, cores });
+      }
+    }
+  } finally {
+    client.send({ type: "exit" });
+    await client.stop(2_000);
+    await portkey?.stop();
+    await server.dispose(5_000);
+  }
+  return render(results, portkeyError, portkey?.version ?? null);
+}
+
+function render(results: PathResult[], portkeyError: string | null, portkeyVersion: string | null): SectionResult {
+  const rows: Array<Array<string | number>> = [];
+  const targets: TargetCheck[] = [];
+  for (const result of results) {
+    const direct = results.find((other) => other.path === "upstream directly" && other.concurrency === result.concurrency);
+    const first = summarize(result.batch.timings.map((timing) => timing.firstTokenMs));
+    const last = summarize(result.batch.timings.map((timing) => timing.lastTokenMs));
+    const perToken = LatencyHistogram.from(result.batch.perToken);
+    const directFirst = direct ? summarize(direct.batch.timings.map((timing) => timing.firstTokenMs)) : null;
+    const directLast = direct ? summarize(direct.batch.timings.map((timing) => timing.lastTokenMs)) : null;
+    const directToken = direct ? LatencyHistogram.from(direct.batch.perToken) : null;
+    const isBaseline = result.path === "upstream directly";
+    const addedFirst = directFirst ? first.p50 - directFirst.p50 : Number.NaN;
+    const addedToken = directToken ? perToken.percentile(50) - directToken.percentile(50) : Number.NaN;
+    rows.push([
+      result.path,
+      result.concurrency,
+      `${formatCount(first.count)}${result.batch.errors ? ` (${result.batch.errors} failed: ${result.batch.firstError})` : ""}`,
+      `${formatMs(first.p50)} / ${formatMs(first.p99)}`,
+      `${formatMs(last.p50)} / ${formatMs(last.p99)}`,
+      `${formatMs(perToken.percentile(50))} / ${formatMs(perToken.percentile(99))}`,
+      isBaseline ? "—" : `${formatAddedMs(addedFirst)} / ${formatAddedMs(first.p99 - (directFirst?.p99 ?? Number.NaN))}`,
+      isBaseline ? "—" : `${formatAddedMs(last.p50 - (directLast?.p50 ?? Number.NaN))} / ${formatAddedMs(last.p99 - (directLast?.p99 ?? Number.NaN))}`,
+      isBaseline ? "—" : `${formatAddedMs(addedToken)} / ${formatAddedMs(perToken.percentile(99) - (directToken?.percentile(99) ?? Number.NaN))}`,
+      Object.entries(result.cores)
+        .map(([name, cores]) => `${name} ${formatCores(cores)}`)
+        .join(", "),
+    ]);
+    if (result.path === "Promptrun (SSE)" && result.concurrency === 100) {
+      targets.push(
+        { target: "added time to first token at 100 streams < 2 ms p50", measured: `${formatAddedMs(addedFirst)} ms`, met: addedFirst < 2 },
+        { target: "added per-token latency at 100 streams < 0.5 ms p50", measured: `${formatAddedMs(addedToken)} ms`, met: addedToken < 0.5 },
+      );
+    }
+  }
+  const body = [
+    `A fake OpenAI-compatible upstream (own process) streams ${TOKENS} tokens ${TOKEN_INTERVAL_MS} ms apart; each token carries the wall-clock time it was sent, so every reader measures per-token delivery latency (send → receive) as well as time to first and last token from the moment it sent its request. ` +
+      "The client process reads the upstream directly and through the Portkey gateway like the OpenAI SDK (fetch + SSE parser); through Promptrun it behaves like a browser app: mint a stream token, subscribe with `EventSource` (the `eventsource` package) and wait for `ready`, then `POST` the run (that request is inside the time to first token). " +
+      "Promptrun reaches the upstream as an OpenAI-compatible provider (`PROMPTRUN_PROVIDERS`); concurrency 256. Added = path − upstream directly at the same concurrency.",
+    "",
+    portkeyVersion
+      ? `Portkey: \`@portkey-ai/gateway\` ${portkeyVersion} from npm, run under Bun, forwarding with \`x-portkey-provider: openai\` and \`x-portkey-custom-host\`.`
+      : `Portkey could not be started: ${portkeyError}`,
+    "",
+    markdownTable(
+      [
+        "path",
+        "streams at once",
+        "streams",
+        "first token p50 / p99 ms",
+        "last token p50 / p99 ms",
+        "per token p50 / p99 ms",
+        "added first token p50 / p99",
+        "added last token p50 / p99",
+        "added per token p50 / p99",
+        "CPU cores used",
+      ],
+      rows,
+    ),
+  ].join("\n");
+  return { title: "2. Streaming overhead", body, targets };
+}

@@ -1,0 +1,160 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import type { Store, TenantRecord } from "@promptrun/core";
+import { addTenant, at, idempotencyFor, newRun, push } from "../conformance/fixtures.ts";
+import type { SqliteStore } from "../sqlite/open.ts";
+import { openTempStore } from "../sqlite/test-fixtures.ts";
+import { openPostgresStore, type PostgresStore } from "./open.ts";
+import { exportAll, importAll } from "./store-snapshot.ts";
+import { checkPostgres, createTestDatabase, type TestDatabase } from "./test-database.ts";
+
+const available = await checkPostgres();
+
+const zeroBlock = { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 };
+
+/** A bit of everything, written through the port. */
+const fill = async (store: Store): Promise<{ tenant: TenantRecord; threadId: string }> => {
+  const tenant = await addTenant(store, "acme");
+  await store.tenants.createApiKey({
+    id: Bun.randomUUIDv7(),
+    tenantId: tenant.id,
+    prefix: "pr_live_abcd",
+    hash: "f".repeat(64),
+    createdAt: at(1),
+    revokedAt: null,
+    lastUsedAt: null,
+  });
+  await push(store, tenant.id, "greet", "v1", ["stable"]);
+  const { version } = await push(store, tenant.id, "greet", "v2", ["production"], 2);
+  const environment = await store.environments.ensure(tenant.id, "production", Bun.randomUUIDv7(), at(0));
+  await store.environments.setEnvVars(environment.id, { OPENAI_API_KEY: "encrypted" }, at(3));
+  const webhookId = Bun.randomUUIDv7();
+  await store.webhooks.create({
+    id: webhookId,
+    tenantId: tenant.id,
+    environmentId: environment.id,
+    environment: environment.name,
+    url: "https://example.com/hook",
+    encryptedSecret: "encrypted-whsec",
+    events: ["run.completed"],
+    enabled: true,
+    failureStreak: 0,
+    createdAt: at(4),
+  });
+  const threadId = Bun.randomUUIDv7();
+  for (let index = 0; index < 3; index++) {
+    const run = newRun(version, {
+      threadId,
+      createdAt: at(10 + index),
+      metadata: { z: "1", a: [`${index}`] },
+    });
+    await store.runs.create(run, idempotencyFor(run, `key-${index}`));
+    if (index === 2) continue;
+    const deliveryId = Bun.randomUUIDv7();
+    await store.runs.complete(run.id, {
+      output: `answer ${index}`,
+      tokenUsage: { input: 1, inputCached: 0, output: 2, reasoning: 0, total: 3 },
+      cost: { success: zeroBlock, retries: zeroBlock, total: 0 },
+      finishedAt: at(20 + index),
+      memory: [
+        { role: "user", content: `question ${index}` },
+        { role: "assistant", content: `answer ${index}` },
+      ],
+      deliveries: [
+        {
+          id: deliveryId,
+          webhookId,
+          tenantId: tenant.id,
+          runId: run.id,
+          eventType: "run.completed",
+          payload: "{}",
+          status: "pending",
+          attempts: 0,
+          nextAttemptAt: at(30),
+          createdAt: at(30),
+        },
+      ],
+    });
+    await store.webhooks.recordAttempt(
+      {
+        id: Bun.randomUUIDv7(),
+        deliveryId,
+        attempt: 1,
+        attemptedAt: at(31),
+        responseStatus: 200,
+        latencyMs: 3.25,
+        error: null,
+      },
+      { status: "delivered", nextAttemptAt: null, failureStreak: 0, disable: false },
+    );
+  }
+  return { tenant, threadId };
+};
+
+describe.skipIf(!available)("exportAll / importAll", () => {
+  let database: TestDatabase;
+  let sqlite: { store: SqliteStore; dispose(): Promise<void> } | null = null;
+  let postgres: PostgresStore | null = null;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterEach(async () => {
+    await sqlite?.dispose();
+    await postgres?.close();
+    sqlite = null;
+    postgres = null;
+    await database.truncate();
+  });
+  afterAll(() => database?.drop());
+
+  test("copies a SQLite store into Postgres row for row, and Postgres carries on from there", async () => {
+    sqlite = await openTempStore();
+    const { tenant, threadId } = await fill(sqlite.store);
+    const snapshot = await exportAll(sqlite.store);
+    expect(snapshot.messages).toHaveLength(4);
+    expect(snapshot.webhookAttempts).toHaveLength(2);
+
+    postgres = await openPostgresStore({ url: database.url });
+    await importAll(postgres, snapshot);
+    expect(await exportAll(postgres)).toEqual(snapshot);
+
+    // The copy answers through the port as the original did.
+    expect(await postgres.runs.getThread(tenant.id, threadId)).toEqual(
+      await sqlite.store.runs.getThread(tenant.id, threadId),
+    );
+    expect((await postgres.tenants.findApiKeyByHash("f".repeat(64)))?.tenant).toEqual(tenant);
+    const pending = await postgres.runs.listPending();
+    expect(pending.map((run) => run.metadata)).toEqual([{ z: "1", a: ["2"] }]);
+    // New memory lands after the copied messages.
+    await postgres.runs.complete(pending[0]!.id, {
+      output: "answer 2",
+      tokenUsage: { input: 1, inputCached: 0, output: 2, reasoning: 0, total: 3 },
+      cost: { success: zeroBlock, retries: zeroBlock, total: 0 },
+      finishedAt: at(40),
+      memory: [{ role: "assistant", content: "answer 2" }],
+      deliveries: [],
+    });
+    expect(
+      (await postgres.runs.memory(tenant.id, threadId, "default")).map((message) => message.content),
+    ).toEqual(["question 0", "answer 0", "question 1", "answer 1", "answer 2"]);
+    // And back: a Postgres snapshot loads into a fresh SQLite store.
+    const back = await openTempStore();
+    try {
+      const fromPostgres = await exportAll(postgres);
+      await importAll(back.store, fromPostgres);
+      expect(await exportAll(back.store)).toEqual(fromPostgres);
+    } finally {
+      await back.dispose();
+    }
+  });
+
+  test("a store that already has data is refused", async () => {
+    sqlite = await openTempStore();
+    await fill(sqlite.store);
+    const snapshot = await exportAll(sqlite.store);
+    postgres = await openPostgresStore({ url: database.url });
+    await addTenant(postgres, "already here");
+    await expect(importAll(postgres, snapshot)).rejects.toMatchObject({ code: "conflict" });
+    await expect(importAll(sqlite.store, snapshot)).rejects.toMatchObject({ code: "conflict" });
+    expect(await postgres.tenants.list()).toHaveLength(1);
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * Idempotency-Key on create-run over real HTTP: a retried request replays the original answer,
+ * a different request under the same key conflicts, a burst of concurrent duplicates creates
+ * exactly one run in the database, keys are scoped per tenant, and replays survive a restart.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { api, startServer, type TestServer } from "../support/server.ts";
+import { countRows, createTenant, pushPrompts, type Tenant } from "./support.ts";
+
+let server: TestServer;
+let otherTenant: Tenant;
+
+beforeAll(async () => {
+  server = await startServer();
+  otherTenant = await createTenant(server, "other");
+});
+afterAll(async () => {
+  await server?.dispose();
+});
+
+const createRun = (body: unknown, key: string, apiKey = server.apiKey) =>
+  api({ url: server.url, apiKey }, "/api/v1/prompts/greet/latest/runs", {
+    method: "POST",
+    json: body,
+    headers: { "idempotency-key": key },
+  });
+
+const runsWithKey = (key: string) =>
+  countRows(
+    server,
+    "select count(*) as n from runs where id in (select run_id from idempotency_keys where key = ?)",
+    key,
+  );
+
+describe("Idempotency-Key on POST /api/v1/prompts/{slug}/{version}/runs", () => {
+  test("the same key and body replay the original {id, thread} with Idempotent-Replayed", async () => {
+    const key = `replay-${crypto.randomUUID()}`;
+    const first = await createRun({ inputs: { name: "Ada" }, metadata: { order: "1" } }, key);
+    expect(first.status).toBe(202);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    const original = (await first.json()) as { id: string; thread: string };
+
+    // Key order in the JSON does not make it another request.
+    const second = await createRun({ metadata: { order: "1" }, inputs: { name: "Ada" } }, key);
+    expect(second.status).toBe(202);
+    expect(second.headers.get("idempotent-replayed")).toBe("true");
+    expect(second.headers.get("location")).toBe(`/api/v1/promptruns/${original.id}`);
+    expect(await second.json()).toEqual(original);
+    expect(runsWithKey(key)).toBe(1);
+  });
+
+  test("the same key with a different body is a 409 with an error body and creates nothing", async () => {
+    const key = `conflict-${crypto.randomUUID()}`;
+    expect((await createRun({ inputs: { name: "Ada" } }, key)).status).toBe(202);
+    const before = countRows(server, "select count(*) as n from runs");
+    for (const body of [{ inputs: { name: "Grace" } }, { inputs: { name: "Ada" }, priority: "low" }]) {
+      const conflict = await createRun(body, key);
+      expect(conflict.status).toBe(409);
+      expect(conflict.headers.get("content-type")).toContain("application/json");
+      expect(((await conflict.json()) as { error: string }).error).toContain("Idempotency-Key");
+    }
+    // Another prompt under the same key is another request too.
+    const otherPrompt = await api(server, "/api/v1/prompts/chat/latest/runs", {
+      method: "POST",
+      json: { inputs: { message: "hi" } },
+      headers: { "idempotency-key": key },
+    });
+    expect(otherPrompt.status).toBe(409);
+    expect(countRows(server, "select count(*) as n from runs")).toBe(before);
+  });
+
+  test("50 concurrent duplicates create exactly one run and all get its id", async () => {
+    const key = `burst-${crypto.randomUUID()}`;
+    const before = countRows(server, "select count(*) as n from runs");
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () => createRun({ inputs: { name: "Burst" } }, key)),
+    );
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.every((status) => status === 202)).toBe(true);
+    const bodies = (await Promise.all(responses.map((response) => response.json()))) as Array<{
+      id: string;
+      thread: string;
+    }>;
+    expect(new Set(bodies.map((body) => body.id)).size).toBe(1);
+    expect(new Set(bodies.map((body) => body.thread)).size).toBe(1);
+    const replayed = responses.filter((response) => response.headers.get("idempotent-replayed") === "true");
+    expect(replayed.length).toBe(49);
+
+    expect(countRows(server, "select count(*) as n from runs")).toBe(before + 1);
+    expect(countRows(server, "select count(*) as n from idempotency_keys where key = ?", key)).toBe(1);
+    expect(runsWithKey(key)).toBe(1);
+  });
+
+  test("keys are scoped per tenant: another tenant's identical key and body start its own run", async () => {
+    const key = `shared-${crypto.randomUUID()}`;
+    const prompt = {
+      slug: "greet",
+      model: "dev:echo",
+      inputs: { name: { type: "string" } },
+      messages: [{ role: "user", content: "Hi {{name}}" }],
+    };
+    await pushPrompts(server, otherTenant.id, [prompt]);
+
+    const mine = (await (await createRun({ inputs: { name: "Ada" } }, key)).json()) as { id: string };
+    const theirs = await createRun({ inputs: { name: "Ada" } }, key, otherTenant.apiKey);
+    expect(theirs.status).toBe(202);
+    expect(theirs.headers.get("idempotent-replayed")).toBeNull();
+    const theirRun = (await theirs.json()) as { id: string };
+    expect(theirRun.id).not.toBe(mine.id);
+    // Neither tenant can read the other's run through the shared key.
+    const crossRead = await api(
+      { url: server.url, apiKey: otherTenant.apiKey },
+      `/api/v1/promptruns/${mine.id}`,
+    );
+    expect(crossRead.status).toBe(404);
+    expect(countRows(server, "select count(*) as n from idempotency_keys where key = ?", key)).toBe(2);
+  });
+
+  test("a malformed key is a 400; a replay still works after a restart", async () => {
+    const malformed = await createRun({ inputs: { name: "Ada" } }, "x".repeat(256));
+    expect(malformed.status).toBe(400);
+
+    const key = `durable-${crypto.randomUUID()}`;
+    const original = (await (await createRun({ inputs: { name: "Durable" } }, key)).json()) as { id: string };
+    server = await server.restart();
+    const replay = await createRun({ inputs: { name: "Durable" } }, key);
+    expect(replay.status).toBe(202);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(((await replay.json()) as { id: string }).id).toBe(original.id);
+  });
+});

@@ -14,6 +14,7 @@ import { renderReport } from "./src/report.ts";
 import type { BenchContext, SectionResult } from "./src/sections/bench-context.ts";
 import { createRunSection } from "./src/sections/create-run-section.ts";
 import { fanOutSection } from "./src/sections/fan-out-section.ts";
+import { profileSection } from "./src/sections/profile-section.ts";
 import { queueSection } from "./src/sections/queue-section.ts";
 import { streamingSection } from "./src/sections/streaming-section.ts";
 
@@ -22,6 +23,7 @@ const SECTIONS: Record<string, { title: string; run: (context: BenchContext) => 
   streaming: { title: "2. Streaming overhead", run: streamingSection },
   "fan-out": { title: "3. SSE fan-out", run: fanOutSection },
   queue: { title: "4. Completed runs per second and queue depth", run: queueSection },
+  profile: { title: "5. Where the time goes (CPU profiles)", run: profileSection },
 };
 
 const { values } = parseArgs({
@@ -44,6 +46,8 @@ const outPath = resolve(import.meta.dir, values.out ?? "../docs/BENCHMARKS.md");
 // The whole run is bounded: past this, every child is killed and the run fails.
 const budgetMs = (quick ? 5 : 15) * 60_000;
 const startedAt = new Date();
+const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(", ");
+const loadAtStart = loadAverage();
 const log = (message: string) => {
   const elapsed = ((Date.now() - startedAt.getTime()) / 1000).toFixed(0).padStart(4);
   process.stderr.write(`[bench ${elapsed}s] ${message}\n`);
@@ -62,7 +66,9 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 }
 
 const scratchDir = mkdtempSync(join(tmpdir(), "promptrun-bench-run-"));
-const upstream = spawnChild(["bun", join(import.meta.dir, "src/processes/stamped-upstream.ts")], { fileLimit: 65_536 });
+const upstream = spawnChild(["bun", join(import.meta.dir, "src/processes/stamped-upstream.ts")], {
+  fileLimit: 65_536,
+});
 const sections: SectionResult[] = [];
 const failures: Array<{ title: string; error: string }> = [];
 try {
@@ -80,8 +86,11 @@ try {
     try {
       sections.push(await section.run(context));
     } catch (error) {
-      const message = error instanceof Error ? error.message.split("\n").slice(0, 6).join(" ") : String(error);
-      log(`section ${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      const message =
+        error instanceof Error ? error.message.split("\n").slice(0, 6).join(" ") : String(error);
+      log(
+        `section ${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
       failures.push({ title: section.title, error: message });
     }
   }
@@ -102,6 +111,7 @@ const report = renderReport({
   sections,
   failures,
   findings: readFileSync(findingsPath, "utf8"),
+  loadAverage: { start: loadAtStart, end: loadAverage() },
 });
 await Bun.write(outPath, report);
 log(`wrote ${outPath}`);

@@ -1,3 +1,5 @@
+/** Ends the process with a code (named so it reads as what it is). */
+const exitProcess: (code?: number) => never = process.exit.bind(process);
 /**
  * The whole test suite: every package's tests through turbo, then the end-to-end suites in
  * tests/. Prints one closing line, "N passed, N failed", summed over every bun test run.
@@ -41,4 +43,4 @@ const endToEnd = await run(["bun", "test", "--cwd", "tests", "--timeout", "12000
 const passed = units.passed + endToEnd.passed;
 const failed = units.failed + endToEnd.failed;
 console.log(`\n${passed} passed, ${failed} failed`);
-process.exit(units.code !== 0 || endToEnd.code !== 0 || failed > 0 ? 1 : 0);
+exitProcess(units.code !== 0 || endToEnd.code !== 0 || failed > 0 ? 1 : 0);

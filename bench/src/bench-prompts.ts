@@ -35,6 +35,7 @@ const yamlOf = (prompt: BenchPrompt) =>
 export async function writeBenchPrompts(directory: string): Promise<string> {
   const folder = join(directory, "prompts");
   mkdirSync(folder, { recursive: true });
-  for (const prompt of Object.values(benchPrompts)) await Bun.write(join(folder, `${prompt.slug}.yaml`), yamlOf(prompt));
+  for (const prompt of Object.values(benchPrompts))
+    await Bun.write(join(folder, `${prompt.slug}.yaml`), yamlOf(prompt));
   return folder;
 }

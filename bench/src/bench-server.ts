@@ -36,7 +36,10 @@ export async function engineStats(server: Pick<PromptrunServer, "url">): Promise
   };
   const engine = health.engine ?? health.details?.engine;
   if (!engine) throw new Error(`GET /health has no engine stats: ${JSON.stringify(health)}`);
-  return { queued: Object.values(engine.queued).reduce((sum, count) => sum + count, 0), executing: engine.executing };
+  return {
+    queued: Object.values(engine.queued).reduce((sum, count) => sum + count, 0),
+    executing: engine.executing,
+  };
 }
 
 const authHeaders = (server: Pick<PromptrunServer, "apiKey">) => ({
@@ -55,7 +58,8 @@ export async function createRun(
     headers: authHeaders(server),
     body: JSON.stringify({ inputs: { message: "bench" }, ...body }),
   });
-  if (response.status !== 202) throw new Error(`create run ${slug}: HTTP ${response.status} ${await response.text()}`);
+  if (response.status !== 202)
+    throw new Error(`create run ${slug}: HTTP ${response.status} ${await response.text()}`);
   return ((await response.json()) as { id: string }).id;
 }
 
@@ -68,14 +72,19 @@ export async function mintStreamToken(
     method: "POST",
     headers: authHeaders(server),
   });
-  if (response.status !== 200) throw new Error(`stream token: HTTP ${response.status} ${await response.text()}`);
+  if (response.status !== 200)
+    throw new Error(`stream token: HTTP ${response.status} ${await response.text()}`);
   const { token, url } = (await response.json()) as { token: string; url: string };
   const parsed = new URL(url);
   return { path: `${parsed.pathname}${parsed.search}`, token };
 }
 
 /** Runs `task` over `items` with at most `concurrency` at once, keeping the order of results. */
-export async function mapConcurrently<T, R>(items: T[], concurrency: number, task: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapConcurrently<T, R>(
+  items: T[],
+  concurrency: number,
+  task: (item: T) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
@@ -89,7 +98,11 @@ export async function mapConcurrently<T, R>(items: T[], concurrency: number, tas
 }
 
 /** Polls until the condition holds; false after timeoutMs. */
-export async function pollUntil(condition: () => Promise<boolean>, timeoutMs: number, intervalMs = 50): Promise<boolean> {
+export async function pollUntil(
+  condition: () => Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 50,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await condition()) return true;

@@ -39,7 +39,13 @@ test("a missing message times out with the child's output", async () => {
 
 test("withFileLimit raises a low soft limit and never lowers a higher one", () => {
   const softLimitUnder = (start: number, wanted: number) =>
-    Bun.spawnSync(["sh", "-c", `ulimit -Sn ${start}; exec "$@"`, "sh", ...withFileLimit(["sh", "-c", "ulimit -Sn"], wanted)])
+    Bun.spawnSync([
+      "sh",
+      "-c",
+      `ulimit -Sn ${start}; exec "$@"`,
+      "sh",
+      ...withFileLimit(["sh", "-c", "ulimit -Sn"], wanted),
+    ])
       .stdout.toString()
       .trim();
   expect(hardOpenFilesLimit()).toBeGreaterThanOrEqual(2000);

@@ -124,7 +124,11 @@ export function spawnChild(command: string[], options: SpawnOptions = {}): Child
       return new Promise<T>((resolve, reject) => {
         const timer = setTimeout(() => {
           remove();
-          reject(new Error(`child ${child.pid}: no '${type}' message after ${timeoutMs} ms\n${output.slice(-3000)}`));
+          reject(
+            new Error(
+              `child ${child.pid}: no '${type}' message after ${timeoutMs} ms\n${output.slice(-3000)}`,
+            ),
+          );
         }, timeoutMs);
         const wake = (message: Message) => {
           clearTimeout(timer);

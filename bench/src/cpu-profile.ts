@@ -32,7 +32,7 @@ export function parseCpuProfileMarkdown(markdown: string): CpuProfile {
   const hot: HotFunction[] = [];
   for (const line of hotSection.split("\n")) {
     const cells = line.split(" | ");
-    if (cells.length !== 6 || !line.startsWith("| ") || !/%$/.test(cells[0]!.slice(2))) continue;
+    if (cells.length !== 6 || !line.startsWith("| ") || !/^[\d.]+%$/.test(cells[0]!.slice(2))) continue;
     hot.push({
       selfPercent: Number.parseFloat(cells[0]!.slice(2)),
       selfMs: toMs(cells[1]!),
@@ -48,7 +48,9 @@ export function parseCpuProfileMarkdown(markdown: string): CpuProfile {
     const [heading, locationLine, ...rest] = block.split("\n");
     const name = unquote(heading ?? "");
     const location = unquote((locationLine ?? "").split(" | ")[0] ?? "");
-    const target = hot.find((entry) => entry.name === name && entry.location === location && entry.calledBy.length === 0);
+    const target = hot.find(
+      (entry) => entry.name === name && entry.location === location && entry.calledBy.length === 0,
+    );
     if (!target) continue;
     let inCallers = false;
     for (const line of rest) {
@@ -58,7 +60,12 @@ export function parseCpuProfileMarkdown(markdown: string): CpuProfile {
       if (caller) target.calledBy.push({ name: caller[1]!, samples: Number(caller[2]) });
     }
   }
-  return { durationSeconds: toMs(summary[1]!) / 1000, samples: Number(summary[2]), intervalMs: toMs(summary[3]!), hot };
+  return {
+    durationSeconds: toMs(summary[1]!) / 1000,
+    samples: Number(summary[2]),
+    intervalMs: toMs(summary[3]!),
+    hot,
+  };
 }
 
 /** Which part of the stack a location belongs to: a repo package, an npm package, or the runtime. */

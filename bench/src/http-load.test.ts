@@ -26,7 +26,13 @@ const url = `http://127.0.0.1:${server.port}/`;
 test("sends exactly totalRequests with the given concurrency and counts statuses", async () => {
   received = 0;
   maxInFlight = 0;
-  const result = await runHttpLoad({ url, method: "POST", body: "payload", concurrency: 8, totalRequests: 200 });
+  const result = await runHttpLoad({
+    url,
+    method: "POST",
+    body: "payload",
+    concurrency: 8,
+    totalRequests: 200,
+  });
   expect(result.requests).toBe(200);
   expect(received).toBe(200);
   expect(result.non2xx).toBe(20);
@@ -37,14 +43,25 @@ test("sends exactly totalRequests with the given concurrency and counts statuses
 });
 
 test("a refused connection counts as an error, not a success", async () => {
-  const result = await runHttpLoad({ url: "http://127.0.0.1:1/", method: "GET", concurrency: 1, totalRequests: 3 });
+  const result = await runHttpLoad({
+    url: "http://127.0.0.1:1/",
+    method: "GET",
+    concurrency: 1,
+    totalRequests: 3,
+  });
   expect(result.errors).toBe(3);
   expect(result.firstError).not.toBeNull();
 });
 
 test("the separate process reports its result and CPU", async () => {
   received = 0;
-  const result = await runLoadGeneratorProcess({ url, method: "POST", body: "payload", concurrency: 4, totalRequests: 40 });
+  const result = await runLoadGeneratorProcess({
+    url,
+    method: "POST",
+    body: "payload",
+    concurrency: 4,
+    totalRequests: 40,
+  });
   expect(result.requests).toBe(40);
   expect(received).toBe(40);
   expect(result.cpuSeconds).toBeGreaterThan(0);

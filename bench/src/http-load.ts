@@ -1,4 +1,4 @@
-import { LatencyHistogram, type HistogramSnapshot } from "./latency-histogram.ts";
+import { type HistogramSnapshot, LatencyHistogram } from "./latency-histogram.ts";
 
 export interface HttpLoadOptions {
   url: string;

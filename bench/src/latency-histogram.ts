@@ -20,7 +20,7 @@ export class LatencyHistogram {
 
   /** Negative values (clock jitter between processes) count as 0. */
   record(milliseconds: number): void {
-    const value = milliseconds > 0 ? milliseconds : 0;
+    const value = Math.max(milliseconds, 0);
     const index = value <= FLOOR_MS ? 0 : Math.ceil(Math.log(value / FLOOR_MS) / GROWTH);
     this.buckets.set(index, (this.buckets.get(index) ?? 0) + 1);
     this.count++;

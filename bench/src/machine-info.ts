@@ -26,6 +26,8 @@ export function machineInfo(): MachineInfo {
     memoryGiB: totalmem() / 1024 ** 3,
     kernel: firstLine(["uname", "-r"]),
     bunVersion: Bun.version,
-    wrkVersion: Bun.which("wrk") ? firstLine(["wrk", "--version"]).replace(/\s+Copyright.*$/, "") || null : null,
+    wrkVersion: Bun.which("wrk")
+      ? firstLine(["wrk", "--version"]).replace(/\s+Copyright.*$/, "") || null
+      : null,
   };
 }

@@ -127,9 +127,11 @@ async function waitForReadyLine(
   });
   while (Date.now() < deadline) {
     for (const line of child.output().split("\n")) {
-      if (line.startsWith("{") && line.includes('"url"') && !line.includes('"level"')) return JSON.parse(line);
+      if (line.startsWith("{") && line.includes('"url"') && !line.includes('"level"'))
+        return JSON.parse(line);
     }
-    if (exited) throw new Error(`promptrun serve exited before it was ready:\n${child.output().slice(-4000)}`);
+    if (exited)
+      throw new Error(`promptrun serve exited before it was ready:\n${child.output().slice(-4000)}`);
     await Bun.sleep(50);
   }
   throw new Error(`promptrun serve not ready after ${timeoutMs} ms:\n${child.output().slice(-4000)}`);

@@ -13,6 +13,8 @@ export interface ReportInput {
   failures: Array<{ title: string; error: string }>;
   /** Hand-written analysis (bench/findings.md), included as is. */
   findings: string;
+  /** /proc/loadavg at the start and the end: other work on the machine skews every figure. */
+  loadAverage: { start: string; end: string };
 }
 
 /** docs/BENCHMARKS.md: machine, date, command, target summary, each section, findings. */
@@ -30,6 +32,10 @@ export function renderReport(input: ReportInput): string {
     `- Machine: ${machine.cores} cores (nproc), ${machine.cpuModel}, ${machine.memoryGiB.toFixed(1)} GiB memory, Linux ${machine.kernel}`,
     `- Bun ${machine.bunVersion}; load generator: ${machine.wrkVersion ?? "Bun fetch generator (wrk not installed)"}`,
     "- Every process (server, upstream, gateway, load generators, subscribers) shares these cores: CPU use is reported per process.",
+    `- Load average (1, 5, 15 min) at the start: ${input.loadAverage.start}; at the end: ${input.loadAverage.end}. Other work on the machine during the run shows up in every figure: compare rows of the same run.`,
+    "",
+    "Run it: `bun run bench` (about 5 minutes, at most 15), `bun run bench -- --quick` (about 2 minutes: shorter runs, fewer levels), " +
+      "`bun run bench -- --only=create-run,streaming,fan-out,queue,profile` (a subset). Nothing but loopback traffic; every child process is stopped at the end or when the time budget runs out.",
     "",
     "## Targets",
     "",

@@ -10,7 +10,8 @@ const server = Bun.serve({
   port: 0,
   fetch(request) {
     const url = new URL(request.url);
-    if (request.headers.get("authorization") !== "Bearer good") return Response.json({ error: "no" }, { status: 401 });
+    if (request.headers.get("authorization") !== "Bearer good")
+      return Response.json({ error: "no" }, { status: 401 });
     const count = Number(url.searchParams.get("count") ?? "3");
     let timer: ReturnType<typeof setInterval> | undefined;
     const body = new ReadableStream<Uint8Array>({

@@ -35,8 +35,13 @@ interface ConnectionState {
 const HEAD_END = Uint8Array.of(13, 10, 13, 10);
 
 function indexOfSequence(haystack: Uint8Array, needle: Uint8Array): number {
-  outer: for (let index = haystack.indexOf(needle[0]!); index !== -1; index = haystack.indexOf(needle[0]!, index + 1)) {
-    for (let offset = 1; offset < needle.length; offset++) if (haystack[index + offset] !== needle[offset]) continue outer;
+  outer: for (
+    let index = haystack.indexOf(needle[0]!);
+    index !== -1;
+    index = haystack.indexOf(needle[0]!, index + 1)
+  ) {
+    for (let offset = 1; offset < needle.length; offset++)
+      if (haystack[index + offset] !== needle[offset]) continue outer;
     return index;
   }
   return -1;
@@ -59,7 +64,10 @@ function feedBody(state: ConnectionState, bytes: Uint8Array): void {
 }
 
 function onData(state: ConnectionState, bytes: Uint8Array): void {
-  if (state.head === null) return feedBody(state, bytes);
+  if (state.head === null) {
+    feedBody(state, bytes);
+    return;
+  }
   const buffered = concat(state.head, bytes);
   const end = indexOfSequence(buffered, HEAD_END);
   if (end === -1) {
@@ -104,7 +112,11 @@ export async function openSseSocket(options: SseSocketOptions): Promise<SseSocke
     closed: false,
     endSocket: () => socket?.end(),
   };
-  const headers = { host: `${options.host}:${options.port}`, accept: "text/event-stream", ...options.headers };
+  const headers = {
+    host: `${options.host}:${options.port}`,
+    accept: "text/event-stream",
+    ...options.headers,
+  };
   const request = `GET ${options.path} HTTP/1.1\r\n${Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join("")}\r\n`;

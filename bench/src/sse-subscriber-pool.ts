@@ -33,7 +33,11 @@ export interface SubscriberPool {
    * Polls report() until `deliveries` and `completed` reach these counts, or the timeout, or
    * nothing new arrived for stallMs (default 5 s).
    */
-  waitFor(target: { deliveries?: number; completed?: number }, timeoutMs: number, stallMs?: number): Promise<PoolReport>;
+  waitFor(
+    target: { deliveries?: number; completed?: number },
+    timeoutMs: number,
+    stallMs?: number,
+  ): Promise<PoolReport>;
   close(): Promise<void>;
   /** CPU seconds each worker used (after close). */
   cpuSeconds(): number[];
@@ -67,7 +71,10 @@ export async function openSubscriberPool(options: {
   });
   const opened = await Promise.all(
     workers.map((worker) =>
-      worker.next<{ type: string; ready: number; failed: number; firstError: string | null }>("opened", 300_000),
+      worker.next<{ type: string; ready: number; failed: number; firstError: string | null }>(
+        "opened",
+        300_000,
+      ),
     ),
   );
 

@@ -12,7 +12,11 @@ export class SseTextParser {
   feed(text: string): void {
     this.buffer += text;
     let start = 0;
-    for (let newline = this.buffer.indexOf("\n", start); newline !== -1; newline = this.buffer.indexOf("\n", start)) {
+    for (
+      let newline = this.buffer.indexOf("\n", start);
+      newline !== -1;
+      newline = this.buffer.indexOf("\n", start)
+    ) {
       let line = this.buffer.slice(start, newline);
       start = newline + 1;
       if (line.endsWith("\r")) line = line.slice(0, -1);

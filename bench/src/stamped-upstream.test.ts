@@ -7,7 +7,9 @@ import { startStampedUpstream } from "./stamped-upstream.ts";
 const upstream = startStampedUpstream();
 afterAll(() => upstream.stop());
 
-async function readCompletion(model: string): Promise<{ deltas: string[]; receivedAt: number[]; usage: unknown }> {
+async function readCompletion(
+  model: string,
+): Promise<{ deltas: string[]; receivedAt: number[]; usage: unknown }> {
   const response = await fetch(`${upstream.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -20,8 +22,14 @@ async function readCompletion(model: string): Promise<{ deltas: string[]; receiv
   let done = false;
   const parser = createParser({
     onEvent(event) {
-      if (event.data === "[DONE]") return void (done = true);
-      const chunk = JSON.parse(event.data) as { choices: Array<{ delta: { content?: string } }>; usage?: unknown };
+      if (event.data === "[DONE]") {
+        done = true;
+        return;
+      }
+      const chunk = JSON.parse(event.data) as {
+        choices: Array<{ delta: { content?: string } }>;
+        usage?: unknown;
+      };
       if (chunk.usage) usage = chunk.usage;
       const content = chunk.choices[0]?.delta.content;
       if (content) {

@@ -14,7 +14,8 @@ export interface StampedUpstream {
 }
 
 const encoder = new TextEncoder();
-const chunkPrefix = '{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":0,"model":"bench","choices":';
+const chunkPrefix =
+  '{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":0,"model":"bench","choices":';
 const contentFrame = (text: string) =>
   encoder.encode(
     `data: ${chunkPrefix}[{"index":0,"delta":{"content":${JSON.stringify(text)}},"finish_reason":null}]}\n\n`,
@@ -80,7 +81,10 @@ export function startStampedUpstream(): StampedUpstream {
       const body = (await request.json().catch(() => null)) as { model?: unknown } | null;
       const behaviour = typeof body?.model === "string" ? parseUpstreamModel(body.model) : null;
       if (!behaviour) {
-        return Response.json({ error: { message: "model must be stamp-<tokens>-<ms> or gate" } }, { status: 400 });
+        return Response.json(
+          { error: { message: "model must be stamp-<tokens>-<ms> or gate" } },
+          { status: 400 },
+        );
       }
       const signal = request.signal;
       const stream = new ReadableStream<Uint8Array>({
@@ -105,7 +109,9 @@ export function startStampedUpstream(): StampedUpstream {
           }
         },
       });
-      return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+      return new Response(stream, {
+        headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+      });
     },
   });
 

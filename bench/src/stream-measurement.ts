@@ -9,6 +9,9 @@ export interface StreamTiming {
   /** From sending the request to the last token. */
   lastTokenMs: number;
   tokens: number;
+  /** Through Promptrun only: from sending the create-run request to its 202, and to `run.started`. */
+  acceptedMs?: number;
+  runStartedMs?: number;
 }
 
 /** Collects the timing of one stream: call start(), then token(delta) per token received. */
@@ -17,11 +20,23 @@ export class StreamStopwatch {
   private firstAt = 0;
   private lastAt = 0;
   private count = 0;
+  private acceptedAt = 0;
+  private runStartedAt = 0;
 
   constructor(private readonly perToken: LatencyHistogram) {}
 
   start(): void {
     this.startedAt = wallClockMs();
+  }
+
+  /** The create-run request was answered. */
+  accepted(): void {
+    this.acceptedAt = wallClockMs();
+  }
+
+  /** `run.started` arrived. */
+  runStarted(): void {
+    this.runStartedAt = wallClockMs();
   }
 
   token(delta: string): void {
@@ -38,7 +53,13 @@ export class StreamStopwatch {
   }
 
   result(): StreamTiming {
-    return { firstTokenMs: this.firstAt - this.startedAt, lastTokenMs: this.lastAt - this.startedAt, tokens: this.count };
+    return {
+      firstTokenMs: this.firstAt - this.startedAt,
+      lastTokenMs: this.lastAt - this.startedAt,
+      tokens: this.count,
+      ...(this.acceptedAt ? { acceptedMs: this.acceptedAt - this.startedAt } : {}),
+      ...(this.runStartedAt ? { runStartedMs: this.runStartedAt - this.startedAt } : {}),
+    };
   }
 }
 
@@ -75,5 +96,11 @@ export async function runStreamBatch(
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return { timings, perToken: perToken.snapshot(), errors, firstError, elapsedMs: performance.now() - startedAt };
+  return {
+    timings,
+    perToken: perToken.snapshot(),
+    errors,
+    firstError,
+    elapsedMs: performance.now() - startedAt,
+  };
 }

@@ -48,7 +48,8 @@ test.if(wrkAvailable())("runs wrk against a real server and counts POSTs with th
     hostname: "127.0.0.1",
     port: 0,
     async fetch(request) {
-      if ((await request.text()) !== '{"x":1}' || request.headers.get("authorization") !== "Bearer k") wrongBodies++;
+      if ((await request.text()) !== '{"x":1}' || request.headers.get("authorization") !== "Bearer k")
+        wrongBodies++;
       posts++;
       return new Response(null, { status: posts % 2 ? 202 : 500 });
     },

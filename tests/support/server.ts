@@ -44,7 +44,7 @@ async function readFirstJsonLine(
   let buffer = "";
   for (;;) {
     const { value, done } = await reader.read();
-    if (done) throw new Error("server exited before it was ready");
+    if (done) throw new Error("server closed its output before it was ready");
     const text = decoder.decode(value, { stream: true });
     onText(text);
     buffer += text;
@@ -86,6 +86,10 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const ready = (await Promise.race([
     readFirstJsonLine(child.stdout, (text) => {
       output += text;
+    }).catch(async (error: unknown) => {
+      // Give stderr a moment to arrive, so the failure shows what the server said.
+      await Promise.race([child.exited, Bun.sleep(1_000)]);
+      throw new Error(`${error instanceof Error ? error.message : String(error)} (exit ${child.exitCode}):\n${output}`);
     }),
     child.exited.then((code) => {
       throw new Error(`server exited with ${code} before it was ready:\n${output}`);

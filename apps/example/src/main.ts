@@ -2,6 +2,9 @@
 import { readExampleEnv } from "./env.ts";
 import { startExampleServer } from "./example-server.ts";
 
+/** Ends the process with a code (named so it reads as what it is). */
+const exitProcess: (code?: number) => never = process.exit.bind(process);
+
 try {
   const env = readExampleEnv(process.env);
   const server = startExampleServer({
@@ -15,10 +18,10 @@ try {
   console.log(
     `example chat app on ${server.url} (Promptrun at ${env.promptrunUrl}, prompt ${env.prompt.slug})`,
   );
-  const stop = () => void server.stop().then(() => process.exit(0));
+  const stop = () => void server.stop().then(() => exitProcess(0));
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
 } catch (error) {
   console.error(error instanceof Error ? error.message : String(error));
-  process.exit(1);
+  exitProcess(1);
 }

@@ -3,12 +3,18 @@
  * `bun run promptrun <command>`: serve, migrate, and operator commands (DESIGN.md "CLI").
  * Every command accepts --json and then prints exactly one JSON document on stdout.
  */
+import { existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { PromptrunError } from "@promptrun/core";
+import { copyDatabase, storeKindOf } from "@promptrun/db";
 import { ConfigurationError, parseEnvironment, type ServerConfig } from "./env.ts";
 import { createLogger } from "./logger.ts";
 import { readPromptFiles } from "./prompt-files.ts";
-import { openRuntime, type Runtime, startServer } from "./server.ts";
+import { openRuntime, type Runtime, redactDatabaseUrl, startServer } from "./server.ts";
+
+/** Ends the process with a code (named so it reads as what it is). */
+const exitProcess: (code?: number) => never = process.exit.bind(process);
 
 const USAGE = `Usage: promptrun <command> [--json]
 
@@ -29,6 +35,8 @@ const USAGE = `Usage: promptrun <command> [--json]
   webhooks redeliver <tenantId> <deliveryId>
   secrets rotate                                re-encrypt stored secrets under PROMPTRUN_SECRET
                                                 (old secret in PROMPTRUN_PREVIOUS_SECRETS)
+  db copy --from <url> --to <url>               copy a whole database into an empty one
+                                                (e.g. file:./data/promptrun.db → postgres://…)
 `;
 
 class UsageError extends Error {}
@@ -45,12 +53,14 @@ const { values: flags, positionals } = (() => {
         events: { type: "string" },
         webhook: { type: "string" },
         run: { type: "string" },
+        from: { type: "string" },
+        to: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     });
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
-    process.exit(2);
+    exitProcess(2);
   }
 })();
 
@@ -65,12 +75,19 @@ const need = (value: string | undefined, what: string): string => {
   return value;
 };
 
+/** The secret a SQLite install generated beside its database (see secret.ts), if there is one. */
+const generatedSecretBeside = (databaseUrl: string): string | null => {
+  if (!databaseUrl.startsWith("file:")) return null;
+  const path = resolve(dirname(databaseUrl.slice("file:".length)), "promptrun.secret");
+  return existsSync(path) ? path : null;
+};
+
 async function withRuntime<T>(config: ServerConfig, action: (runtime: Runtime) => Promise<T>): Promise<T> {
   const runtime = await openRuntime(config);
   try {
     return await action(runtime);
   } finally {
-    await runtime.store.close();
+    await runtime.close();
   }
 }
 
@@ -97,13 +114,13 @@ async function serve(config: ServerConfig): Promise<void> {
   let signals = 0;
   const shutdown = (signal: string) => {
     signals += 1;
-    if (signals > 1) process.exit(130);
+    if (signals > 1) exitProcess(130);
     logger.info({ signal }, "shutting down: finishing in-flight runs (send again to force)");
     server.stop({ graceMs: 10_000 }).then(
-      () => process.exit(0),
+      () => exitProcess(0),
       (error: unknown) => {
         logger.error({ err: String(error) }, "shutdown failed");
-        process.exit(1);
+        exitProcess(1);
       },
     );
   };
@@ -125,8 +142,8 @@ async function main(): Promise<void> {
     case "migrate":
       await withRuntime(config, async () => undefined);
       return print(
-        { migrated: true, database: config.databaseUrl },
-        `migrations applied to ${config.databaseUrl}`,
+        { migrated: true, database: redactDatabaseUrl(config.databaseUrl) },
+        `migrations applied to ${redactDatabaseUrl(config.databaseUrl)}`,
       );
     case "tenants create": {
       const name = need(rest[0], "<name>");
@@ -297,6 +314,31 @@ async function main(): Promise<void> {
       );
       return print(result, `re-encrypted ${result.reEncrypted} value(s) under the current PROMPTRUN_SECRET`);
     }
+    case "db copy": {
+      const from = need(flags.from, "--from <url>");
+      const to = need(flags.to, "--to <url>");
+      const copied = await copyDatabase(from, to);
+      const total = Object.values(copied).reduce((sum, rows) => sum + rows, 0);
+      const secretFile = storeKindOf(from) === "sqlite" ? generatedSecretBeside(from) : null;
+      return print(
+        {
+          copied,
+          from: redactDatabaseUrl(from),
+          to: redactDatabaseUrl(to),
+          ...(secretFile ? { secretFile } : {}),
+        },
+        [
+          `copied ${total} rows from ${redactDatabaseUrl(from)} to ${redactDatabaseUrl(to)}:`,
+          ...Object.entries(copied).map(([table, rows]) => `  ${table}: ${rows}`),
+          ...(secretFile
+            ? [
+                `The source's secret was generated into ${secretFile}: give every instance that value as`,
+                `PROMPTRUN_SECRET (env vars and webhook secrets are encrypted under it).`,
+              ]
+            : []),
+        ].join("\n"),
+      );
+    }
     default:
       throw new UsageError(`unknown command '${positionals.join(" ")}'`);
   }
@@ -316,5 +358,5 @@ main().catch((error: unknown) => {
       `${JSON.stringify({ error: error instanceof UsageError ? error.message : message })}\n`,
     );
   else process.stderr.write(`error: ${message}\n`);
-  process.exit(error instanceof UsageError ? 2 : 1);
+  exitProcess(error instanceof UsageError ? 2 : 1);
 });

@@ -15,6 +15,29 @@ describe("parseEnvironment", () => {
     expect(config.engine.webhookRetrySchedule).toEqual([5, 300, 1800, 7200, 18000, 36000]);
     expect(config.engine.rateLimit).toEqual({ perSecond: 100, burst: 200 });
     expect(config.engine.allowPrivateUrls).toBe(false);
+    expect(config.redisUrl).toBeUndefined();
+    expect(config.redisKeyPrefix).toBe("promptrun");
+    expect(config.runLeaseMs).toBe(10_000);
+  });
+
+  test("scale-out settings: Postgres and Redis URLs, lease length, key prefix", () => {
+    const config = parseEnvironment({
+      DATABASE_URL: "postgres://promptrun:secret@db:5432/promptrun",
+      REDIS_URL: "redis://cache:6379/0",
+      PROMPTRUN_RUN_LEASE_MS: "3000",
+      PROMPTRUN_REDIS_PREFIX: "staging:promptrun",
+    });
+    expect(config.databaseUrl).toBe("postgres://promptrun:secret@db:5432/promptrun");
+    expect(config.redisUrl).toBe("redis://cache:6379/0");
+    expect(config.runLeaseMs).toBe(3000);
+    expect(config.redisKeyPrefix).toBe("staging:promptrun");
+    expect(() => parseEnvironment({ REDIS_URL: "cache:6379" })).toThrow(
+      "invalid configuration: REDIS_URL must be redis://…",
+    );
+    expect(() => parseEnvironment({ PROMPTRUN_RUN_LEASE_MS: "100" })).toThrow("PROMPTRUN_RUN_LEASE_MS");
+    expect(() => parseEnvironment({ PROMPTRUN_REDIS_PREFIX: "bad prefix" })).toThrow(
+      "PROMPTRUN_REDIS_PREFIX",
+    );
   });
 
   test("parses rates, schedules, providers, prices and URLs", () => {

@@ -121,6 +121,11 @@ export const environmentSchema = z.object({
   PROMPTRUN_HTTP_IDLE_TIMEOUT: positiveInt.max(255).default(30),
   PROMPTRUN_MAX_STREAMS_PER_THREAD: positiveInt.max(100_000).default(50),
   PROMPTRUN_SEED_DEMO: booleanString.default(true),
+  PROMPTRUN_RUN_LEASE_MS: positiveInt.min(500).max(600_000).default(10_000),
+  PROMPTRUN_REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9:._-]{0,99}$/, "must be letters, digits and : . _ - (at most 100)")
+    .default("promptrun"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: absoluteUrl.optional(),
@@ -133,6 +138,13 @@ export interface ServerConfig {
   host: string;
   databaseUrl: string;
   redisUrl: string | undefined;
+  /** Prefix of every Redis key and channel (several deployments may share one Redis). */
+  redisKeyPrefix: string;
+  /**
+   * With Postgres (several instances): how long a run stays leased to an instance without renewal;
+   * a dead instance's runs are taken over after it.
+   */
+  runLeaseMs: number;
   /** Undefined when not configured: main generates and stores one for SQLite (dev). */
   secret: string | undefined;
   seedDemo: boolean;
@@ -175,6 +187,8 @@ export function parseEnvironment(environment: Record<string, string | undefined>
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
+    redisKeyPrefix: env.PROMPTRUN_REDIS_PREFIX,
+    runLeaseMs: env.PROMPTRUN_RUN_LEASE_MS,
     secret: env.PROMPTRUN_SECRET,
     seedDemo: env.PROMPTRUN_SEED_DEMO,
     publicUrlConfigured: env.PROMPTRUN_PUBLIC_URL !== undefined,

@@ -1,10 +1,12 @@
 /**
  * Composition root: configuration → store → engine → HTTP. No behaviour of its own.
  */
+
+import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { type ApiMetrics, createApp, createMetricsRegistry, type Logger } from "@promptrun/api";
 import { createPromptrun, type Promptrun, type Store } from "@promptrun/core";
-import { openSqliteStore } from "@promptrun/db";
+import { connectRedisCoordination, openStore, type RedisCoordination, storeKindOf } from "@promptrun/db";
 import type { ServerConfig } from "./env.ts";
 import { readPromptFiles } from "./prompt-files.ts";
 import { resolveSecret } from "./secret.ts";
@@ -15,24 +17,91 @@ export interface Runtime {
   store: Store;
   promptrun: Promptrun;
   secretSource: string;
+  /** Several instances may share the database: runs and webhook deliveries are leased. */
+  cluster: { owner: string; redis: boolean } | null;
+  /** Closes Redis (when connected) and the store; after promptrun.stop(). */
+  close(): Promise<void>;
 }
 
-/** Opens the database (applying migrations) and builds the engine, without starting it. */
-export async function openRuntime(config: ServerConfig, metrics?: ApiMetrics): Promise<Runtime> {
+export interface RuntimeOptions {
+  metrics?: ApiMetrics;
+  /** Serving: connect Redis (REDIS_URL) for cross-instance streams, rate limits and signals. */
+  serving?: boolean;
+  logger?: Logger;
+}
+
+/** This process's name in run and delivery leases: readable in the database, unique per start. */
+const instanceOwner = () => `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
+
+/**
+ * Opens the database (applying migrations) and builds the engine, without starting it. A
+ * Postgres DATABASE_URL means several instances may share it: the engine leases runs (see
+ * docs/DEPLOYMENT.md); with REDIS_URL, thread streams, rate limits and wake-ups are shared too.
+ */
+export async function openRuntime(config: ServerConfig, options: RuntimeOptions = {}): Promise<Runtime> {
   const { secret, source } = resolveSecret(config.secret, config.databaseUrl);
-  if (!config.databaseUrl.startsWith("file:") && config.databaseUrl !== ":memory:") {
-    throw new Error(
-      "invalid configuration: DATABASE_URL postgres://… is not supported by this build yet; use file:<path>",
-    );
+  const shared = storeKindOf(config.databaseUrl) === "postgres";
+  const store = await openStore(config.databaseUrl);
+  const warn = (message: string, error: unknown) =>
+    options.logger?.warn({ err: error instanceof Error ? error.message : String(error) }, message);
+  let redis: RedisCoordination | null = null;
+  try {
+    if (options.serving && config.redisUrl) {
+      redis = await connectRedisCoordination({
+        url: config.redisUrl,
+        keyPrefix: config.redisKeyPrefix,
+        clock: { now: () => new Date() },
+        replayBufferSeconds: config.engine.replayBufferSeconds,
+        rateLimit: config.engine.rateLimit,
+        onError: warn,
+      });
+    }
+  } catch (error) {
+    await store.close();
+    throw error;
   }
-  const store = await openSqliteStore({ url: config.databaseUrl });
+  const cluster = shared
+    ? {
+        owner: instanceOwner(),
+        leaseMs: config.runLeaseMs,
+        ...(redis ? { signals: redis.signals } : {}),
+      }
+    : undefined;
   const promptrun = createPromptrun({
     store,
     config: { ...config.engine, secret },
-    ...(metrics ? { metrics: metrics.engine } : {}),
+    ...(options.metrics ? { metrics: options.metrics.engine } : {}),
+    ...(redis ? { events: redis.events, rateLimits: redis.rateLimits } : {}),
+    ...(cluster ? { cluster } : {}),
+    ...(options.logger ? { logError: warn } : {}),
   });
-  return { store, promptrun, secretSource: source };
+  let closing: Promise<void> | null = null;
+  return {
+    store,
+    promptrun,
+    secretSource: source,
+    cluster: cluster ? { owner: cluster.owner, redis: redis !== null } : null,
+    close() {
+      closing ??= (async () => {
+        await redis?.close();
+        await store.close();
+      })();
+      return closing;
+    },
+  };
 }
+
+/** The database URL without its password, for logs. */
+export const redactDatabaseUrl = (url: string): string => {
+  if (storeKindOf(url) !== "postgres") return url;
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "postgres://…";
+  }
+};
 
 export interface DemoSeed {
   tenantId: string;
@@ -102,13 +171,13 @@ export async function startServer(initialConfig: ServerConfig, logger: Logger): 
   const metrics = createMetricsRegistry({ processMetrics: true });
   let runtime: Runtime;
   try {
-    runtime = await openRuntime(config, metrics);
+    runtime = await openRuntime(config, { metrics, serving: true, logger });
   } catch (error) {
     server.stop(true);
     throw error;
   }
   const demo = config.seedDemo ? await seedDemoIfEmpty(runtime) : null;
-  const { promptrun, store } = runtime;
+  const { promptrun } = runtime;
   const app = createApp(
     {
       services: promptrun.services,
@@ -122,7 +191,15 @@ export async function startServer(initialConfig: ServerConfig, logger: Logger): 
   await promptrun.start();
   handle = (request, bunServer) => app.fetch(request, bunServer);
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
-  logger.info({ url, database: config.databaseUrl, secretFrom: runtime.secretSource }, "promptrun listening");
+  logger.info(
+    {
+      url,
+      database: redactDatabaseUrl(config.databaseUrl),
+      secretFrom: runtime.secretSource,
+      ...(runtime.cluster ? { cluster: runtime.cluster } : {}),
+    },
+    "promptrun listening",
+  );
 
   let stopping: Promise<void> | null = null;
   return {
@@ -136,7 +213,7 @@ export async function startServer(initialConfig: ServerConfig, logger: Logger): 
         logger.info({ streams: closed }, "closed open streams");
         await promptrun.stop({ graceMs: options?.graceMs ?? 10_000 });
         server.stop(true);
-        await store.close();
+        await runtime.close();
       })();
       return stopping;
     },

@@ -3,8 +3,9 @@
  * Commands on stdin: open {host, port, subscriptions}, reset, report, close (see
  * ../sse-subscriber-pool.ts for the parent side).
  */
-import { wallClockMs } from "../clock.ts";
+
 import { commands, emit } from "../child-protocol.ts";
+import { wallClockMs } from "../clock.ts";
 import { LatencyHistogram } from "../latency-histogram.ts";
 import { openSseSocket, type SseSocket } from "../sse-socket-client.ts";
 

@@ -3,6 +3,8 @@
  * upstream, through the Portkey gateway, or through Promptrun with a browser-like EventSource
  * subscriber. Command on stdin: {type:"run", …StreamClientCommand}; answers {type:"result", …}.
  */
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { streamText } from "ai";
 import { EventSource } from "eventsource";
 import { createParser } from "eventsource-parser";
 import { commands, emit } from "../child-protocol.ts";
@@ -17,13 +19,18 @@ export type StreamClientCommand = {
   timeoutMs: number;
 } & (
   | { mode: "openai"; url: string; headers: Record<string, string>; model: string }
+  /** The AI SDK's streamText on an OpenAI-compatible provider: what Promptrun's engine runs per call. */
+  | { mode: "ai-sdk"; baseUrl: string; model: string }
   | { mode: "promptrun"; baseUrl: string; apiKey: string; slug: string }
 );
 
 const REQUEST_BODY_MESSAGES = [{ role: "user", content: "Say two hundred things." }];
 
 /** An OpenAI-style streaming completion read like the OpenAI SDK does: fetch + SSE parsing. */
-async function openAIStream(command: Extract<StreamClientCommand, { mode: "openai" }>, perToken: LatencyHistogram) {
+async function openAIStream(
+  command: Extract<StreamClientCommand, { mode: "openai" }>,
+  perToken: LatencyHistogram,
+) {
   const stopwatch = new StreamStopwatch(perToken);
   stopwatch.start();
   const response = await fetch(command.url, {
@@ -47,6 +54,26 @@ async function openAIStream(command: Extract<StreamClientCommand, { mode: "opena
   return stopwatch.result();
 }
 
+async function aiSdkStream(
+  command: Extract<StreamClientCommand, { mode: "ai-sdk" }>,
+  perToken: LatencyHistogram,
+) {
+  const provider = createOpenAICompatible({ name: "bench", baseURL: command.baseUrl, includeUsage: true });
+  const stopwatch = new StreamStopwatch(perToken);
+  stopwatch.start();
+  const result = streamText({
+    model: provider.chatModel(command.model),
+    messages: [{ role: "user", content: "Say two hundred things." }],
+    abortSignal: AbortSignal.timeout(command.timeoutMs),
+  });
+  for await (const part of result.fullStream) {
+    if (part.type === "text-delta") stopwatch.token(part.text);
+    if (part.type === "error") throw part.error instanceof Error ? part.error : new Error(String(part.error));
+  }
+  if (stopwatch.tokens !== command.expectedTokens) throw new Error(`got ${stopwatch.tokens} tokens`);
+  return stopwatch.result();
+}
+
 /**
  * Through Promptrun as a browser would: mint a stream token (the app's backend), subscribe with
  * EventSource and wait for `ready`, then start the run and time the tokens that arrive.
@@ -66,7 +93,10 @@ async function promptrunStream(
   const stopwatch = new StreamStopwatch(perToken);
   const source = new EventSource(url, {
     fetch: (input, init) =>
-      fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${token}` } }),
+      fetch(input, {
+        ...init,
+        headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${token}` },
+      }),
   });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -81,7 +111,11 @@ async function promptrunStream(
       };
     });
     const finished = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out after ${stopwatch.tokens} tokens`)), command.timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`timed out after ${stopwatch.tokens} tokens`)),
+        command.timeoutMs,
+      );
+      source.addEventListener("run.started", () => stopwatch.runStarted());
       source.addEventListener("run.token", (event) => {
         stopwatch.token((JSON.parse(event.data) as { delta: string }).delta);
       });
@@ -100,6 +134,7 @@ async function promptrunStream(
       headers: auth,
       body: JSON.stringify({ inputs: { message: "Say two hundred things." }, thread }),
     });
+    stopwatch.accepted();
     if (created.status !== 202) throw new Error(`create run HTTP ${created.status}: ${await created.text()}`);
     await finished;
     if (stopwatch.tokens !== command.expectedTokens) throw new Error(`got ${stopwatch.tokens} tokens`);
@@ -113,7 +148,11 @@ emit({ type: "ready" });
 for await (const command of commands<StreamClientCommand | { type: "exit" }>()) {
   if (command.type === "exit") process.exit(0);
   const result = await runStreamBatch(command.concurrency, command.total, (perToken) =>
-    command.mode === "openai" ? openAIStream(command, perToken) : promptrunStream(command, perToken),
+    command.mode === "openai"
+      ? openAIStream(command, perToken)
+      : command.mode === "ai-sdk"
+        ? aiSdkStream(command, perToken)
+        : promptrunStream(command, perToken),
   );
   emit({ type: "result", ...result });
 }

@@ -50,7 +50,10 @@ export async function createRunSection(context: BenchContext): Promise<SectionRe
         warmSeconds,
       );
       context.log(`create-run: Promptrun at ${connections} connections`);
-      const server = await startBenchServer({ promptsDir: context.promptsDir, upstreamUrl: context.upstream.url });
+      const server = await startBenchServer({
+        promptsDir: context.promptsDir,
+        upstreamUrl: context.upstream.url,
+      });
       try {
         await parkExecutionSlots(server, context.upstream.url, benchPrompts.gate.slug, TENANT_SLOTS);
         const createMeasured = await measure(
@@ -99,7 +102,9 @@ export async function createRunSection(context: BenchContext): Promise<SectionRe
 
   const live = await liveExecutionRow(context, seconds, warmSeconds);
   const at100 = byLevel.get(100);
-  const ratio = at100 ? at100.create.result.requestsPerSecond / at100.hello.result.requestsPerSecond : Number.NaN;
+  const ratio = at100
+    ? at100.create.result.requestsPerSecond / at100.hello.result.requestsPerSecond
+    : Number.NaN;
   const p99 = at100?.create.result.p99Ms ?? Number.NaN;
   const body = [
     `Load generator: ${tool === "wrk" ? "wrk (1 thread, keep-alive, Lua script for the POST body)" : "Bun keep-alive fetch generator"} in its own process; ${warmSeconds} s warm-up then ${seconds} s measured per row. ` +
@@ -107,7 +112,17 @@ export async function createRunSection(context: BenchContext): Promise<SectionRe
       '"cores" = CPU seconds / wall seconds of the server process and of the load generator over the measured window.',
     "",
     markdownTable(
-      ["target", "connections", "req/s", "p50 ms", "p99 ms", "failures", "server cores", "generator cores", "vs hello-world"],
+      [
+        "target",
+        "connections",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "failures",
+        "server cores",
+        "generator cores",
+        "vs hello-world",
+      ],
       rows,
     ),
     "",
@@ -128,7 +143,11 @@ export async function createRunSection(context: BenchContext): Promise<SectionRe
 }
 
 /** The same load with runs executing (dev:echo) alongside, for contrast. */
-async function liveExecutionRow(context: BenchContext, seconds: number, warmSeconds: number): Promise<string> {
+async function liveExecutionRow(
+  context: BenchContext,
+  seconds: number,
+  warmSeconds: number,
+): Promise<string> {
   context.log("create-run: Promptrun at 100 connections with runs executing");
   const server = await startBenchServer({
     promptsDir: context.promptsDir,

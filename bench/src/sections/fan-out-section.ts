@@ -3,9 +3,14 @@ import { createRun, mapConcurrently, mintStreamToken, startBenchServer } from ".
 import { formatCores, formatCount, formatKb, formatMs } from "../format.ts";
 import { LatencyHistogram } from "../latency-histogram.ts";
 import { markdownTable } from "../markdown-table.ts";
-import type { PromptrunServer } from "../promptrun-server.ts";
 import { readRssKb, startCpuWindow } from "../process-stats.ts";
-import { openSubscriberPool, type PoolReport, type SubscriberPool, type Subscription } from "../sse-subscriber-pool.ts";
+import type { PromptrunServer } from "../promptrun-server.ts";
+import {
+  openSubscriberPool,
+  type PoolReport,
+  type SubscriberPool,
+  type Subscription,
+} from "../sse-subscriber-pool.ts";
 import type { BenchContext, SectionResult, TargetCheck } from "./bench-context.ts";
 
 const SUBSCRIBERS_PER_WORKER = 5_000;
@@ -103,7 +108,10 @@ export async function fanOutSection(context: BenchContext): Promise<SectionResul
 
   // One thread, growing audience.
   {
-    const server = await startBenchServer({ promptsDir: context.promptsDir, upstreamUrl: context.upstream.url });
+    const server = await startBenchServer({
+      promptsDir: context.promptsDir,
+      upstreamUrl: context.upstream.url,
+    });
     const pools: SubscriberPool[] = [];
     try {
       const thread = crypto.randomUUID();
@@ -178,7 +186,9 @@ export async function fanOutSection(context: BenchContext): Promise<SectionResul
     try {
       context.log(`fan-out: minting ${threadCount} stream tokens`);
       const threads = Array.from({ length: threadCount }, () => crypto.randomUUID());
-      const subscriptions: Subscription[] = await mapConcurrently(threads, 32, (thread) => mintStreamToken(server, thread));
+      const subscriptions: Subscription[] = await mapConcurrently(threads, 32, (thread) =>
+        mintStreamToken(server, thread),
+      );
       await createRun(server, benchPrompts.echo.slug);
       const baselineKb = await settledRssKb(server.pid);
       context.log(`fan-out: opening ${threadCount} subscribers on ${threadCount} threads`);
@@ -204,8 +214,24 @@ export async function fanOutSection(context: BenchContext): Promise<SectionResul
       );
       const p99 = measured.report.latency.percentile(99);
       manyThreadsTable = markdownTable(
-        ["subscribers (threads)", "RSS per subscriber", "runs streaming", "deliveries", "p50 ms", "p99 ms", "server cores", "subscriber cores"],
-        [[formatCount(pool.ready), formatKb(perSubscriberKb), activeRuns, ...deliveryCells(measured, activeRuns * FAN_OUT_TOKENS)]],
+        [
+          "subscribers (threads)",
+          "RSS per subscriber",
+          "runs streaming",
+          "deliveries",
+          "p50 ms",
+          "p99 ms",
+          "server cores",
+          "subscriber cores",
+        ],
+        [
+          [
+            formatCount(pool.ready),
+            formatKb(perSubscriberKb),
+            activeRuns,
+            ...deliveryCells(measured, activeRuns * FAN_OUT_TOKENS),
+          ],
+        ],
       );
       targets.push(
         {
@@ -233,7 +259,15 @@ export async function fanOutSection(context: BenchContext): Promise<SectionResul
     "### One thread",
     "",
     markdownTable(
-      ["subscribers", "RSS per subscriber", "deliveries", "p50 ms", "p99 ms", "server cores", "subscriber cores"],
+      [
+        "subscribers",
+        "RSS per subscriber",
+        "deliveries",
+        "p50 ms",
+        "p99 ms",
+        "server cores",
+        "subscriber cores",
+      ],
       oneThreadRows,
     ),
     "",

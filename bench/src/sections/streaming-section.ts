@@ -15,7 +15,7 @@ const TOKENS = 200;
 const TOKEN_INTERVAL_MS = 5;
 const UPSTREAM_MODEL = `stamp-${TOKENS}-${TOKEN_INTERVAL_MS}`;
 
-type Path = "upstream directly" | "Portkey gateway" | "Promptrun (SSE)";
+type Path = "upstream directly" | "AI SDK streamText (no server)" | "Portkey gateway" | "Promptrun (SSE)";
 
 interface PathResult {
   path: Path;
@@ -51,7 +51,16 @@ export async function streamingSection(context: BenchContext): Promise<SectionRe
     const commandFor = (path: Path, concurrency: number, total: number) => {
       const common = { type: "run", concurrency, total, expectedTokens: TOKENS, timeoutMs: 60_000 };
       if (path === "upstream directly") {
-        return { ...common, mode: "openai", url: `${upstreamBase}/chat/completions`, headers: {}, model: UPSTREAM_MODEL };
+        return {
+          ...common,
+          mode: "openai",
+          url: `${upstreamBase}/chat/completions`,
+          headers: {},
+          model: UPSTREAM_MODEL,
+        };
+      }
+      if (path === "AI SDK streamText (no server)") {
+        return { ...common, mode: "ai-sdk", baseUrl: upstreamBase, model: UPSTREAM_MODEL };
       }
       if (path === "Portkey gateway") {
         return {
@@ -62,9 +71,20 @@ export async function streamingSection(context: BenchContext): Promise<SectionRe
           model: UPSTREAM_MODEL,
         };
       }
-      return { ...common, mode: "promptrun", baseUrl: server.url, apiKey: server.apiKey, slug: benchPrompts.stream200.slug };
+      return {
+        ...common,
+        mode: "promptrun",
+        baseUrl: server.url,
+        apiKey: server.apiKey,
+        slug: benchPrompts.stream200.slug,
+      };
     };
-    const paths: Path[] = ["upstream directly", ...(portkey ? (["Portkey gateway"] as const) : []), "Promptrun (SSE)"];
+    const paths: Path[] = [
+      "upstream directly",
+      "AI SDK streamText (no server)",
+      ...(portkey ? (["Portkey gateway"] as const) : []),
+      "Promptrun (SSE)",
+    ];
     const pids: Record<string, number> = {
       promptrun: server.pid,
       upstream: context.upstream.pid,
@@ -84,7 +104,10 @@ export async function streamingSection(context: BenchContext): Promise<SectionRe
         const batch = await run(path, concurrency, concurrency === 1 ? sequentialStreams : 100 * rounds);
         const window = stop();
         const cores = Object.fromEntries(
-          Object.entries(pids).map(([name, pid]) => [name, (window.cpuSeconds[pid] ?? Number.NaN) / window.wallSeconds]),
+          Object.entries(pids).map(([name, pid]) => [
+            name,
+            (window.cpuSeconds[pid] ?? Number.NaN) / window.wallSeconds,
+          ]),
         );
         results.push({ path, concurrency, batch, cores });
       }
@@ -98,11 +121,17 @@ export async function streamingSection(context: BenchContext): Promise<SectionRe
   return render(results, portkeyError, portkey?.version ?? null);
 }
 
-function render(results: PathResult[], portkeyError: string | null, portkeyVersion: string | null): SectionResult {
+function render(
+  results: PathResult[],
+  portkeyError: string | null,
+  portkeyVersion: string | null,
+): SectionResult {
   const rows: Array<Array<string | number>> = [];
   const targets: TargetCheck[] = [];
   for (const result of results) {
-    const direct = results.find((other) => other.path === "upstream directly" && other.concurrency === result.concurrency);
+    const direct = results.find(
+      (other) => other.path === "upstream directly" && other.concurrency === result.concurrency,
+    );
     const first = summarize(result.batch.timings.map((timing) => timing.firstTokenMs));
     const last = summarize(result.batch.timings.map((timing) => timing.lastTokenMs));
     const perToken = LatencyHistogram.from(result.batch.perToken);
@@ -119,24 +148,54 @@ function render(results: PathResult[], portkeyError: string | null, portkeyVersi
       `${formatMs(first.p50)} / ${formatMs(first.p99)}`,
       `${formatMs(last.p50)} / ${formatMs(last.p99)}`,
       `${formatMs(perToken.percentile(50))} / ${formatMs(perToken.percentile(99))}`,
-      isBaseline ? "—" : `${formatAddedMs(addedFirst)} / ${formatAddedMs(first.p99 - (directFirst?.p99 ?? Number.NaN))}`,
-      isBaseline ? "—" : `${formatAddedMs(last.p50 - (directLast?.p50 ?? Number.NaN))} / ${formatAddedMs(last.p99 - (directLast?.p99 ?? Number.NaN))}`,
-      isBaseline ? "—" : `${formatAddedMs(addedToken)} / ${formatAddedMs(perToken.percentile(99) - (directToken?.percentile(99) ?? Number.NaN))}`,
+      isBaseline
+        ? "—"
+        : `${formatAddedMs(addedFirst)} / ${formatAddedMs(first.p99 - (directFirst?.p99 ?? Number.NaN))}`,
+      isBaseline
+        ? "—"
+        : `${formatAddedMs(last.p50 - (directLast?.p50 ?? Number.NaN))} / ${formatAddedMs(last.p99 - (directLast?.p99 ?? Number.NaN))}`,
+      isBaseline
+        ? "—"
+        : `${formatAddedMs(addedToken)} / ${formatAddedMs(perToken.percentile(99) - (directToken?.percentile(99) ?? Number.NaN))}`,
       Object.entries(result.cores)
         .map(([name, cores]) => `${name} ${formatCores(cores)}`)
         .join(", "),
     ]);
     if (result.path === "Promptrun (SSE)" && result.concurrency === 100) {
       targets.push(
-        { target: "added time to first token at 100 streams < 2 ms p50", measured: `${formatAddedMs(addedFirst)} ms`, met: addedFirst < 2 },
-        { target: "added per-token latency at 100 streams < 0.5 ms p50", measured: `${formatAddedMs(addedToken)} ms`, met: addedToken < 0.5 },
+        {
+          target: "added time to first token at 100 streams < 2 ms p50",
+          measured: `${formatAddedMs(addedFirst)} ms`,
+          met: addedFirst < 2,
+        },
+        {
+          target: "added per-token latency at 100 streams < 0.5 ms p50",
+          measured: `${formatAddedMs(addedToken)} ms`,
+          met: addedToken < 0.5,
+        },
       );
     }
   }
+  const breakdown = results
+    .filter((result) => result.path === "Promptrun (SSE)")
+    .map((result) => {
+      const of = (pick: (timing: StreamBatchResult["timings"][number]) => number | undefined) =>
+        summarize(result.batch.timings.map(pick).filter((value): value is number => value !== undefined));
+      const accepted = of((timing) => timing.acceptedMs);
+      const started = of((timing) => timing.runStartedMs);
+      const first = of((timing) => timing.firstTokenMs);
+      return [
+        result.concurrency,
+        `${formatMs(accepted.p50)} / ${formatMs(accepted.p99)}`,
+        `${formatMs(started.p50)} / ${formatMs(started.p99)}`,
+        `${formatMs(first.p50)} / ${formatMs(first.p99)}`,
+      ];
+    });
   const body = [
     `A fake OpenAI-compatible upstream (own process) streams ${TOKENS} tokens ${TOKEN_INTERVAL_MS} ms apart; each token carries the wall-clock time it was sent, so every reader measures per-token delivery latency (send → receive) as well as time to first and last token from the moment it sent its request. ` +
       "The client process reads the upstream directly and through the Portkey gateway like the OpenAI SDK (fetch + SSE parser); through Promptrun it behaves like a browser app: mint a stream token, subscribe with `EventSource` (the `eventsource` package) and wait for `ready`, then `POST` the run (that request is inside the time to first token). " +
-      "Promptrun reaches the upstream as an OpenAI-compatible provider (`PROMPTRUN_PROVIDERS`); concurrency 256. Added = path − upstream directly at the same concurrency.",
+      "Promptrun reaches the upstream as an OpenAI-compatible provider (`PROMPTRUN_PROVIDERS`); concurrency 256. Added = path − upstream directly at the same concurrency. " +
+      "The AI SDK row is no server at all: the client process itself reads the upstream with `streamText` on `@ai-sdk/openai-compatible` (the versions the engine uses), to separate the SDK's own cost per token from Promptrun's.",
     "",
     portkeyVersion
       ? `Portkey: \`@portkey-ai/gateway\` ${portkeyVersion} from npm, run under Bun, forwarding with \`x-portkey-provider: openai\` and \`x-portkey-custom-host\`.`
@@ -156,6 +215,13 @@ function render(results: PathResult[], portkeyError: string | null, portkeyVersi
         "CPU cores used",
       ],
       rows,
+    ),
+    "",
+    "Where Promptrun's time to first token goes (from sending the create-run request; p50 / p99 ms):",
+    "",
+    markdownTable(
+      ["streams at once", "202 received", "`run.started` received", "first `run.token` received"],
+      breakdown,
     ),
   ].join("\n");
   return { title: "2. Streaming overhead", body, targets };

@@ -1,5 +1,6 @@
 import type { ApiDeps, StreamServer } from "./deps.ts";
 import { errorResponse, responseForError } from "./errors.ts";
+import { isBrowserFacing, preflightResponse, withCors } from "./http/cors.ts";
 import { healthResponse } from "./http/health.ts";
 import { requestIdFor } from "./http/request-id.ts";
 import { Router } from "./http/router.ts";
@@ -137,7 +138,10 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
       let route = "unmatched";
       let response: Response;
       try {
-        if (match.kind === "found") {
+        if (request.method === "OPTIONS" && isBrowserFacing(path)) {
+          route = "preflight";
+          response = preflightResponse();
+        } else if (match.kind === "found") {
           route = match.route.pattern;
           response = await match.route.handler(request, match.params, server);
         } else if (match.kind === "method_not_allowed") {
@@ -156,6 +160,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
         response = new Response(null, response);
       }
       response = withHeader(response, "x-request-id", requestId);
+      if (isBrowserFacing(path)) response = withCors(response);
       const method = KNOWN_METHODS.has(request.method) ? request.method : "other";
       const durationSeconds = (performance.now() - startedAt) / 1000;
       metrics.httpRequest({ method, route, status: response.status }, durationSeconds);

@@ -283,6 +283,48 @@ export interface RunStore {
   countPending(tenantId: string): Promise<number>;
   /** Key rotation of pending runs' envVars. */
   updateEncryptedEnvVars(id: string, encryptedEnvVars: string): Promise<void>;
+
+  // ------------------------------------------------ leases (several instances on one database)
+
+  /**
+   * Leases a run to `owner` until `leaseUntil`, atomically. Succeeds only if the run is pending,
+   * its lease is free, expired (≤ now) or already `owner`'s, no earlier pending run exists in the
+   * same (tenant, thread, channel) (strict channel order across instances; see
+   * `ignoreChannelOrder`), and, with `tenantLimit`, fewer than that many other runs of the tenant
+   * hold a live lease (per-tenant concurrency across instances).
+   */
+  claim(id: string, owner: string, leaseUntil: Date, now: Date, options?: RunClaimOptions): Promise<boolean>;
+  /**
+   * Extends `owner`'s leases of the given pending runs. `renewed`: the ids still held (a missing
+   * one was ended or taken over); `cancelRequested`: those of them with a pending cancel request.
+   */
+  renewLeases(owner: string, ids: string[], leaseUntil: Date): Promise<LeaseRenewal>;
+  /** Frees `owner`'s lease of a run (stopped here without ending); no-op when not held. */
+  releaseLease(id: string, owner: string): Promise<void>;
+  /**
+   * Runs another instance may claim now: pending, lease free or expired (≤ now), heads of their
+   * channel (no earlier pending run in the same tenant, thread and channel). Oldest first within
+   * each priority class, at most `limit` of each class; served by indexes whatever the backlog.
+   * With `tenantLimit`, runs of tenants already holding that many live leases are left out.
+   */
+  listClaimable(now: Date, limit: number, options?: { tenantLimit?: number }): Promise<RunRecord[]>;
+  /**
+   * Records a cancel request for a pending run (the instance executing it aborts the provider call
+   * when it sees it); false when the run is unknown or has ended.
+   */
+  requestCancel(id: string, at: Date): Promise<boolean>;
+}
+
+export interface RunClaimOptions {
+  /** Most runs of the tenant holding a live lease at once, this one included. */
+  tenantLimit?: number;
+  /** Claim even when an earlier run of the channel is pending: only to end a run being cancelled. */
+  ignoreChannelOrder?: boolean;
+}
+
+export interface LeaseRenewal {
+  renewed: string[];
+  cancelRequested: string[];
 }
 
 export interface EnvironmentStore {
@@ -306,8 +348,14 @@ export interface WebhookStore {
   setEnabled(id: string, enabled: boolean): Promise<void>;
   delete(tenantId: string, id: string): Promise<boolean>;
   enqueueDeliveries(deliveries: WebhookDeliveryRecord[]): Promise<void>;
-  /** Pending deliveries whose nextAttemptAt ≤ now, oldest first. */
+  /** Pending deliveries whose nextAttemptAt ≤ now and whose lease is free or expired, oldest first. */
   dueDeliveries(now: Date, limit: number): Promise<WebhookDeliveryRecord[]>;
+  /**
+   * Leases a due delivery to `owner` until `leaseUntil` so that no other instance sends it
+   * meanwhile: true only if it is pending, due (nextAttemptAt ≤ now) and its lease is free or
+   * expired. recordAttempt and requeue free the lease.
+   */
+  claimDelivery(id: string, owner: string, leaseUntil: Date, now: Date): Promise<boolean>;
   recordAttempt(
     attempt: WebhookAttemptRecord,
     outcome: {
@@ -349,8 +397,8 @@ export interface DeliveredThreadEvent {
 export type ReplayResult = { kind: "replayed"; events: DeliveredThreadEvent[] } | { kind: "reset" };
 
 /**
- * Per-thread event fan-out with a bounded replay buffer. In-process now; a Redis
- * implementation replaces it for several instances.
+ * Per-thread event fan-out with a bounded replay buffer: in-process (one instance) or over Redis
+ * (several instances, `@promptrun/db`).
  */
 export interface ThreadEventBus {
   publish(tenantId: string, threadId: string, event: ThreadEvent): void;
@@ -365,4 +413,19 @@ export interface ThreadEventBus {
     options?: { lastEventId?: string | null },
   ): { replay: ReplayResult | null; unsubscribe: () => void };
   close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------- cluster
+
+/**
+ * Notifications between instances sharing one store (Redis pub/sub in `@promptrun/db`). Only a
+ * speed-up: without them, polling finds new work and the lease renewal sees cancel requests.
+ */
+export interface ClusterSignals {
+  /** Runs may have become claimable (one was created, a channel or a tenant slot was freed). */
+  announceWork(): void;
+  /** Asks whichever instance executes `runId` to abort it (the cancel request is already stored). */
+  announceCancel(runId: string): void;
+  /** Registers handlers for the announcements of every instance (this one included). */
+  listen(handlers: { onWork(): void; onCancel(runId: string): void }): () => void;
 }

@@ -1,5 +1,5 @@
 import type { PromptrunConfig } from "./config.ts";
-import { createEngine } from "./engine/index.ts";
+import { createEngine, type EngineCluster } from "./engine/index.ts";
 import type { RunEngine } from "./engine-port.ts";
 import { createEnvironmentService } from "./environments/index.ts";
 import { createInMemoryThreadEventBus } from "./events/index.ts";
@@ -12,7 +12,7 @@ import { createPromptService } from "./services/prompt-service.ts";
 import { createRunService } from "./services/run-service.ts";
 import { createTenantService } from "./services/tenant-service.ts";
 import { createThreadService } from "./services/thread-service.ts";
-import type { EngineMetrics, PromptrunServices } from "./services.ts";
+import type { EngineMetrics, PromptrunServices, RateLimitService } from "./services.ts";
 import { createWebhookDispatcher, createWebhookService } from "./webhooks/index.ts";
 
 type EngineOptions = Parameters<typeof createEngine>[0];
@@ -30,6 +30,16 @@ export interface PromptrunDeps {
   modelOverrides?: EngineOptions["models"];
   /** Engine observability hooks (the app wires them to Prometheus). */
   metrics?: EngineMetrics;
+  /** Replaces the in-process token buckets (several instances share a Redis one). */
+  rateLimits?: RateLimitService;
+  /**
+   * Several instances share the store: the engine leases runs (see createEngine) and the webhook
+   * dispatcher its deliveries under `cluster.owner`. Pass `events` and `rateLimits` that are
+   * shared too (Redis), or streaming and limits stay per instance.
+   */
+  cluster?: EngineCluster;
+  /** Unexpected engine failures (the store down mid-run…). */
+  logError?: (message: string, error: unknown) => void;
 }
 
 export interface Promptrun {
@@ -53,7 +63,14 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
     deps.events ?? createInMemoryThreadEventBus({ replayBufferSeconds: config.replayBufferSeconds, clock });
   const outgoing = deps.fetch ? { fetch: deps.fetch } : {};
 
-  const dispatcher = createWebhookDispatcher({ store, config, secrets, clock, ...outgoing });
+  const dispatcher = createWebhookDispatcher({
+    store,
+    config,
+    secrets,
+    clock,
+    ...outgoing,
+    ...(deps.cluster ? { owner: deps.cluster.owner } : {}),
+  });
   const engine =
     deps.engine ??
     createEngine({
@@ -66,8 +83,10 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
       buildWebhookDeliveries: (run) => dispatcher.buildDeliveries(run),
       ...(deps.modelOverrides !== undefined ? { models: deps.modelOverrides } : {}),
       ...(deps.metrics !== undefined ? { metrics: deps.metrics } : {}),
+      ...(deps.cluster !== undefined ? { cluster: deps.cluster } : {}),
+      ...(deps.logError !== undefined ? { logError: deps.logError } : {}),
     });
-  const rateLimits = createTokenBucketRateLimiter({ rateLimit: config.rateLimit, clock });
+  const rateLimits = deps.rateLimits ?? createTokenBucketRateLimiter({ rateLimit: config.rateLimit, clock });
 
   const services: PromptrunServices = {
     auth: createAuthService({ store }),

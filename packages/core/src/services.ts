@@ -128,9 +128,13 @@ export interface WebhookService {
 }
 
 export interface RateLimitService {
-  /** Takes one token from the tenant's bucket for `action`; throws rate_limited with retryAfterSeconds. */
-  take(tenantId: string, action: "runs.create" | "stream-token"): void;
-  /** Current state for RateLimit-* headers. */
+  /**
+   * Takes one token from the tenant's bucket for `action`; throws (or rejects) rate_limited with
+   * retryAfterSeconds. In-process buckets answer synchronously, shared (Redis) ones with a promise:
+   * callers await it.
+   */
+  take(tenantId: string, action: "runs.create" | "stream-token"): void | Promise<void>;
+  /** Current state for RateLimit-* headers (a shared limiter answers from what it last saw). */
   state(
     tenantId: string,
     action: "runs.create" | "stream-token",

@@ -5,6 +5,11 @@ import type { Clock, RunRecord, Store, ThreadEventBus, WebhookDeliveryRecord } f
 import { buildCost, zeroCostBlock } from "../pricing/cost.ts";
 import type { SecretBox } from "../security/secret-box.ts";
 import type { EngineMetrics } from "../services.ts";
+import {
+  type ClusterCoordinator,
+  createClusterCoordinator,
+  type EngineCluster,
+} from "./cluster-coordinator.ts";
 import { CANCELLED, type ExecutionOutcome, executeRun, type RunExecutorDeps } from "./run-executor.ts";
 import { RunInterruption } from "./run-interruption.ts";
 import { RunScheduler } from "./scheduler.ts";
@@ -26,21 +31,35 @@ export interface EngineDeps {
   logError?: (message: string, error: unknown) => void;
   /** Backoff jitter in [0, 1); default Math.random. */
   random?: () => number;
+  /**
+   * Set when several instances share the store: runs are then leased before they execute (see
+   * cluster-coordinator.ts), discovered by polling instead of loaded once at start, and cancels
+   * reach the instance executing the run.
+   */
+  cluster?: EngineCluster;
 }
+
+/** not-claimed: another instance holds the run (or its channel's earlier run, or the tenant's slots). */
+type LaunchOutcome = ExecutionOutcome | { kind: "not-claimed" } | null;
 
 interface Execution {
   controller: AbortController;
   /** Only the first cancel() of a run can be the one that ended it. */
   cancelRequested: boolean;
-  done: Promise<ExecutionOutcome | null>;
+  done: Promise<LaunchOutcome>;
 }
 
 const DEFAULT_STOP_GRACE_MS = 10_000;
+/** A cancel of a run executing on another instance waits this long at most for its end. */
+const REMOTE_CANCEL_WAIT_MS = 15_000;
 
 /**
  * The run engine: an in-memory scheduler in front of executeRun. The store holds the durable
  * state: start() reloads pending runs (oldest first), complete/fail are compare-and-set, so a
- * run is never lost and never ends twice.
+ * run is never lost and never ends twice. With `cluster`, the scheduler orders what this
+ * instance knows of (runs created here and the shared queue's frontier, polled), and each run is
+ * leased in the store before it executes: one instance at a time, strict channel order and the
+ * per-tenant limit across instances; a dead instance's runs are taken over when its leases lapse.
  */
 export function createEngine(deps: EngineDeps): RunEngine {
   const { config, store } = deps;
@@ -66,6 +85,27 @@ export function createEngine(deps: EngineDeps): RunEngine {
   const executions = new Map<string, Execution>();
   let state: "idle" | "running" | "stopped" = "idle";
   const logError = deps.logError ?? (() => {});
+  /** Queued because a poll offered them (not created here): each poll's frontier replaces them. */
+  const polled = new Set<string>();
+  const coordinator: ClusterCoordinator | null = deps.cluster
+    ? createClusterCoordinator({
+        store,
+        clock: deps.clock,
+        cluster: deps.cluster,
+        tenantLimit: config.tenantConcurrency,
+        pollLimit: Math.max(16, config.concurrency),
+        onClaimable: (runs) => takeFrontier(runs),
+        // Taken over elsewhere: stop here without ending it (the new owner finishes it).
+        onLeaseLost: (runId) => executions.get(runId)?.controller.abort(new RunInterruption("stop")),
+        onCancelRequested: (runId) => {
+          const execution = executions.get(runId);
+          if (!execution) return;
+          execution.cancelRequested = true;
+          execution.controller.abort(new RunInterruption("cancel"));
+        },
+        logError,
+      })
+    : null;
 
   const addToQueue = (run: RunRecord, envVars?: Record<string, string>) => {
     if (run.status !== "pending" || executions.has(run.id)) return;
@@ -82,15 +122,43 @@ export function createEngine(deps: EngineDeps): RunEngine {
     if (envVars) envVarsByRun.set(run.id, envVars);
   };
 
+  /** With a cluster: lease first, then execute the run as the store has it now. */
+  const execute = async (
+    queued: RunRecord,
+    envVars: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<LaunchOutcome> => {
+    if (!coordinator) return executeRun(executorDeps, queued, envVars, signal);
+    if (!(await coordinator.claim(queued.id))) return { kind: "not-claimed" };
+    let outcome: LaunchOutcome = null;
+    try {
+      // Another instance may have started it before dying (attempts, startedAt): read it afresh.
+      const run = await store.runs.getById(queued.id);
+      outcome = run?.status === "pending" ? await executeRun(executorDeps, run, envVars, signal) : null;
+      return outcome ?? { kind: "already-ended" };
+    } finally {
+      if (outcome === null || outcome.kind === "interrupted") {
+        await coordinator.release(queued.id).catch((error: unknown) => {
+          logError(`run ${queued.id}: releasing its lease failed; it lapses instead`, error);
+        });
+      } else {
+        coordinator.forget(queued.id);
+      }
+      // Its channel, and a slot of its tenant, may be free for another instance now.
+      coordinator.announceWork();
+    }
+  };
+
   const launch = (runId: string) => {
     const run = queuedRuns.get(runId);
     queuedRuns.delete(runId);
+    polled.delete(runId);
     if (!run) {
       scheduler.finish(runId);
       return;
     }
     const controller = new AbortController();
-    const done = executeRun(executorDeps, run, envVarsByRun.get(runId), controller.signal)
+    const done = execute(run, envVarsByRun.get(runId), controller.signal)
       .catch((error: unknown) => {
         logError(`run ${runId} stopped on an unexpected error; it stays pending`, error);
         return null;
@@ -105,6 +173,23 @@ export function createEngine(deps: EngineDeps): RunEngine {
   };
 
   const reportQueueDepth = () => deps.metrics?.queueDepth(scheduler.stats().queued);
+
+  /** Keeps the polled part of the local queue equal to the shared queue's latest frontier. */
+  const takeFrontier = (runs: RunRecord[]) => {
+    if (state !== "running") return;
+    const offered = new Set(runs.map((run) => run.id));
+    for (const runId of [...polled]) {
+      if (offered.has(runId)) continue;
+      polled.delete(runId);
+      if (scheduler.remove(runId)) queuedRuns.delete(runId);
+    }
+    for (const run of runs) {
+      if (scheduler.isQueued(run.id) || executions.has(run.id)) continue;
+      addToQueue(run);
+      if (scheduler.isQueued(run.id)) polled.add(run.id);
+    }
+    pump();
+  };
 
   const pump = () => {
     if (state === "running") {
@@ -137,9 +222,43 @@ export function createEngine(deps: EngineDeps): RunEngine {
     return ended;
   };
 
+  /** Until the run has ended (another instance is aborting it), or the wait is over. */
+  const waitUntilEnded = async (runId: string) => {
+    const deadline = Date.now() + REMOTE_CANCEL_WAIT_MS;
+    while (Date.now() < deadline) {
+      if ((await store.runs.getById(runId))?.status !== "pending") return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
+  /**
+   * Cancel with a cluster: the request is stored (the executing instance sees it at its next
+   * renewal) and announced (it aborts at once); a run nobody holds is leased and failed here.
+   */
+  const cancelShared = async (cluster: ClusterCoordinator, runId: string): Promise<boolean> => {
+    if (!(await store.runs.requestCancel(runId, deps.clock.now()))) return false;
+    cluster.announceCancel(runId);
+    if (await cluster.claim(runId, { ignoreChannelOrder: true })) {
+      try {
+        return await failCancelled(await store.runs.getById(runId));
+      } finally {
+        cluster.forget(runId);
+        cluster.announceWork();
+      }
+    }
+    await waitUntilEnded(runId);
+    return false;
+  };
+
   return {
     async start() {
       if (state === "running") return;
+      if (coordinator) {
+        state = "running";
+        coordinator.start();
+        pump();
+        return;
+      }
       const pending = await store.runs.listPending();
       for (const run of pending) addToQueue(run);
       state = "running";
@@ -149,8 +268,10 @@ export function createEngine(deps: EngineDeps): RunEngine {
     async stop(options) {
       if (state === "stopped") return;
       state = "stopped";
+      coordinator?.stop();
       scheduler.clearQueued();
       queuedRuns.clear();
+      polled.clear();
       reportQueueDepth();
       for (const runId of [...envVarsByRun.keys()]) if (!executions.has(runId)) envVarsByRun.delete(runId);
       const inFlight = () => [...executions.values()].map((execution) => execution.done);
@@ -172,6 +293,8 @@ export function createEngine(deps: EngineDeps): RunEngine {
       if (state === "stopped") return;
       addToQueue(run, envVars);
       pump();
+      // Busy here: another instance may have room for it.
+      if (scheduler.isQueued(run.id)) coordinator?.announceWork();
     },
 
     async cancel(runId) {
@@ -180,8 +303,10 @@ export function createEngine(deps: EngineDeps): RunEngine {
         scheduler.remove(runId);
         queuedRuns.delete(runId);
         envVarsByRun.delete(runId);
+        polled.delete(runId);
         reportQueueDepth();
-        return failCancelled(run);
+        // Queued here is not leased here: with a cluster, another instance may be executing it.
+        return coordinator ? cancelShared(coordinator, runId) : failCancelled(run);
       }
       const execution = executions.get(runId);
       if (execution) {
@@ -189,8 +314,10 @@ export function createEngine(deps: EngineDeps): RunEngine {
         execution.cancelRequested = true;
         execution.controller.abort(new RunInterruption("cancel"));
         const outcome = await execution.done;
+        if (outcome?.kind === "not-claimed" && coordinator) return cancelShared(coordinator, runId);
         return first && outcome?.kind === "failed" && outcome.cancelled;
       }
+      if (coordinator) return cancelShared(coordinator, runId);
       return failCancelled(await store.runs.getById(runId));
     },
 

@@ -1,195 +1,43 @@
-import type { ThreadEvent } from "@promptrun/contract";
-import type { Clock, DeliveredThreadEvent, ReplayResult, ThreadEventBus } from "../ports.ts";
+import type { Clock, ThreadEventBus } from "../ports.ts";
+import { createThreadEventHub, type ThreadEventHub, type ThreadEventHubOptions } from "./thread-event-hub.ts";
 
-type Listener = (event: DeliveredThreadEvent) => void;
-
-interface BufferedEvent {
-  /** Numeric form of delivered.id. */
-  sequence: number;
-  /** Publish time (ms): the buffer keeps `replayBufferSeconds` of events. */
-  at: number;
-  delivered: DeliveredThreadEvent;
-}
-
-interface ThreadState {
-  listeners: Set<Listener>;
-  /** Oldest first; `head` is the first live entry (the array is compacted now and then). */
-  buffer: BufferedEvent[];
-  head: number;
-  /** Newest event dropped from this thread's buffer (events at or before it are gone). */
-  lastDroppedSequence: number | null;
-  /** The id counter when this state was created: older ids may have lived in a forgotten incarnation. */
-  knownSince: number;
-}
-
-export interface InMemoryThreadEventBusOptions {
+export interface InMemoryThreadEventBusOptions extends Omit<ThreadEventHubOptions, "knownSince"> {
   replayBufferSeconds: number;
   clock: Clock;
-  /** Per-thread cap on buffered events (default 10,000): bounds memory on busy threads. */
-  maxBufferedEventsPerThread?: number;
-  /** How often idle threads are swept (default: a quarter of the buffer age, at least 1 s). */
-  pruneIntervalMs?: number;
-  /** Called when a listener throws; publishing carries on regardless. */
-  onListenerError?: (error: unknown) => void;
 }
 
-/** Ids are decimal strings of an integer ≥ publish time in µs: increasing, and later after a restart. */
-const ID_UNITS_PER_MS = 1000;
-const ID_PATTERN = /^\d{1,16}$/;
-
-const parseId = (id: string): number | null => {
-  if (!ID_PATTERN.test(id)) return null;
-  const value = Number(id);
-  return Number.isSafeInteger(value) ? value : null;
-};
-
-/** First index in [from, buffer.length) whose sequence is greater than `after` (binary search). */
-const firstAfter = (buffer: BufferedEvent[], from: number, after: number): number => {
-  let low = from;
-  let high = buffer.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (buffer[middle]!.sequence <= after) low = middle + 1;
-    else high = middle;
-  }
-  return low;
-};
-
 /**
- * ThreadEventBus for one process: threads keyed by (tenant, thread), a bounded replay buffer per
- * thread (by age and by count) kept even while nobody listens, pruned lazily on use and by an
- * unref'd timer; threads with neither events nor listeners are forgotten.
+ * ThreadEventBus for one process: the hub's per-thread listeners and replay buffers, with ids
+ * numbered here.
  */
 export interface InMemoryThreadEventBus extends ThreadEventBus {
   /** Threads currently held (with buffered events or listeners): for metrics and tests. */
   threadCount(): number;
 }
 
+/** Ids are decimal strings of an integer ≥ publish time in µs: increasing, and later after a restart. */
+const ID_UNITS_PER_MS = 1000;
+
 export function createInMemoryThreadEventBus(options: InMemoryThreadEventBusOptions): InMemoryThreadEventBus {
   const { clock } = options;
-  const maxAgeMs = options.replayBufferSeconds * 1000;
-  const maxEvents = Math.max(1, options.maxBufferedEventsPerThread ?? 10_000);
-  const threads = new Map<string, ThreadState>();
   let lastSequence = clock.now().getTime() * ID_UNITS_PER_MS;
-  /** Ids up to here came from an earlier process (or bus) whose buffer is gone. */
-  const createdAtSequence = lastSequence;
+  // Ids up to the creation time came from an earlier process (or bus) whose buffer is gone.
+  const hub: ThreadEventHub = createThreadEventHub({ ...options, knownSince: lastSequence });
 
   const nextSequence = (now: number): number => {
     lastSequence = Math.max(lastSequence + 1, now * ID_UNITS_PER_MS);
     return lastSequence;
   };
 
-  const keyOf = (tenantId: string, threadId: string) => `${tenantId}\u0000${threadId}`;
-
-  const stateOf = (key: string): ThreadState => {
-    let state = threads.get(key);
-    if (!state) {
-      state = {
-        listeners: new Set(),
-        buffer: [],
-        head: 0,
-        lastDroppedSequence: null,
-        knownSince: lastSequence,
-      };
-      threads.set(key, state);
-    }
-    return state;
-  };
-
-  const dropOldest = (state: ThreadState) => {
-    state.lastDroppedSequence = state.buffer[state.head]!.sequence;
-    state.buffer[state.head] = undefined as unknown as BufferedEvent;
-    state.head++;
-  };
-
-  const prune = (state: ThreadState, now: number) => {
-    const oldestKept = now - maxAgeMs;
-    while (state.head < state.buffer.length && state.buffer[state.head]!.at < oldestKept) dropOldest(state);
-    while (state.buffer.length - state.head > maxEvents) dropOldest(state);
-    if (state.head === state.buffer.length) {
-      state.buffer = [];
-      state.head = 0;
-    } else if (state.head > 1024 && state.head * 2 > state.buffer.length) {
-      state.buffer = state.buffer.slice(state.head);
-      state.head = 0;
-    }
-  };
-
-  const forgetIfIdle = (key: string, state: ThreadState) => {
-    if (state.listeners.size === 0 && state.head === state.buffer.length) threads.delete(key);
-  };
-
-  const sweep = () => {
-    const now = clock.now().getTime();
-    for (const [key, state] of threads) {
-      prune(state, now);
-      forgetIfIdle(key, state);
-    }
-  };
-
-  const sweepEveryMs = options.pruneIntervalMs ?? Math.max(1000, maxAgeMs / 4);
-  const timer = setInterval(sweep, sweepEveryMs);
-  timer.unref?.();
-
-  const replayAfter = (state: ThreadState, lastEventId: string, now: number): ReplayResult => {
-    const after = parseId(lastEventId);
-    if (after === null || after < createdAtSequence) return { kind: "reset" };
-    if (state.lastDroppedSequence !== null && after < state.lastDroppedSequence) return { kind: "reset" };
-    // Before this state existed the thread may have had events that aged out and were forgotten
-    // with it; that can only matter for an id older than the buffer window.
-    if (after < state.knownSince && after < (now - maxAgeMs) * ID_UNITS_PER_MS) return { kind: "reset" };
-    const start = firstAfter(state.buffer, state.head, after);
-    const events: DeliveredThreadEvent[] = [];
-    for (let index = start; index < state.buffer.length; index++) events.push(state.buffer[index]!.delivered);
-    return { kind: "replayed", events };
-  };
-
   return {
-    publish(tenantId: string, threadId: string, event: ThreadEvent) {
-      const key = keyOf(tenantId, threadId);
-      const state = stateOf(key);
-      const now = clock.now().getTime();
-      const sequence = nextSequence(now);
-      // One object shared by every listener: publishing costs a call per listener, no allocation.
-      const delivered: DeliveredThreadEvent = { id: String(sequence), event };
-      for (const listener of state.listeners) {
-        try {
-          listener(delivered);
-        } catch (error) {
-          options.onListenerError?.(error);
-        }
-      }
-      // Buffered after the fan-out, so a listener subscribing from inside a listener does not get it twice.
-      state.buffer.push({ sequence, at: now, delivered });
-      prune(state, now);
+    publish(tenantId, threadId, event) {
+      hub.deliver(tenantId, threadId, nextSequence(clock.now().getTime()), event);
     },
-
-    subscribe(tenantId, threadId, listener, subscribeOptions) {
-      const key = keyOf(tenantId, threadId);
-      const state = stateOf(key);
-      const now = clock.now().getTime();
-      prune(state, now);
-      const lastEventId = subscribeOptions?.lastEventId;
-      const replay =
-        lastEventId === undefined || lastEventId === null ? null : replayAfter(state, lastEventId, now);
-      state.listeners.add(listener);
-      let subscribed = true;
-      return {
-        replay,
-        unsubscribe() {
-          if (!subscribed) return;
-          subscribed = false;
-          state.listeners.delete(listener);
-          if (threads.get(key) === state) forgetIfIdle(key, state);
-        },
-      };
-    },
-
-    threadCount: () => threads.size,
-
+    subscribe: (tenantId, threadId, listener, subscribeOptions) =>
+      hub.subscribe(tenantId, threadId, listener, subscribeOptions),
+    threadCount: () => hub.threadCount(),
     async close() {
-      clearInterval(timer);
-      threads.clear();
+      hub.close();
     },
   };
 }

@@ -3,3 +3,9 @@ export {
   type InMemoryThreadEventBus,
   type InMemoryThreadEventBusOptions,
 } from "./in-memory-thread-event-bus.ts";
+export {
+  createThreadEventHub,
+  parseEventId,
+  type ThreadEventHub,
+  type ThreadEventHubOptions,
+} from "./thread-event-hub.ts";

@@ -40,7 +40,7 @@ export function createStreamTokenService(dependencies: StreamTokenServiceDepende
     async issue(tenant, threadId) {
       if (!isUuid(threadId)) throw notFound(`malformed thread id '${threadId}'`);
       if (!tenant.subscriptionActive) throw forbidden("no active subscription");
-      rateLimits?.take(tenant.id, "stream-token");
+      await rateLimits?.take(tenant.id, "stream-token");
       const thread = threadId.toLowerCase();
       const issuedAt = Math.floor(clock.now().getTime() / 1000);
       const expiresAt = issuedAt + config.streamTokenTtlSeconds;

@@ -89,7 +89,7 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
         throw invalid(`Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
 
       // 5. Rate limit: every request counts, replays included (as at Stripe).
-      rateLimits.take(tenant.id, "runs.create");
+      await rateLimits.take(tenant.id, "runs.create");
 
       // 6. Idempotency, before the pending cap: a replay creates nothing, so a full queue must not refuse it.
       const now = clock.now();

@@ -115,6 +115,30 @@ describe("delivery", () => {
     expect(attempt!.latencyMs).toBeGreaterThanOrEqual(0);
   });
 
+  test("dispatchers of several instances on one store send each delivery once", async () => {
+    await addWebhook();
+    // The receiver is slow: every dispatcher polls the due delivery while the first one sends it.
+    let release: () => void = () => {};
+    receiver.reply("/hook", { status: 200, waitFor: new Promise<void>((resolve) => (release = resolve)) });
+    const senders = [dispatcher(), dispatcher(), dispatcher()];
+    for (const sender of senders) sender.start();
+    const runs = Array.from({ length: 5 }, () => finishedRun({ tenantId }));
+    const deliveries = (await Promise.all(runs.map((run) => senders[0]!.buildDeliveries(run)))).flat();
+    await store.webhooks.enqueueDeliveries(deliveries);
+    for (const sender of senders) sender.wake();
+    await waitFor(() => receiver.requests.length >= 1);
+    await Bun.sleep(100);
+    release();
+    await waitFor(async () => {
+      const statuses = await Promise.all(deliveries.map((delivery) => deliveryStatus(delivery.id)));
+      return statuses.every((status) => status === "delivered");
+    });
+    expect(receiver.requests.map((request) => request.headers["webhook-id"]).sort()).toEqual(
+      deliveries.map((delivery) => delivery.id).sort(),
+    );
+    for (const run of runs) expect(await attemptsOf(run.id)).toHaveLength(1);
+  });
+
   test("a failed run fires run.failed, only to hooks subscribed to it", async () => {
     await addWebhook({ path: "/completed-only", events: ["run.completed"] });
     await addWebhook({ path: "/failed-only", events: ["run.failed"] });

@@ -38,10 +38,15 @@ export interface WebhookDispatcherDependencies {
   concurrency?: number;
   /** Store failures and the like; never called with secrets. */
   onError?: (error: unknown) => void;
+  /** This process's name in delivery leases (default: a random id). */
+  owner?: string;
 }
 
 const byCreation = (a: WebhookDeliveryRecord, b: WebhookDeliveryRecord) =>
   a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** A delivery lease lasts a send's timeout plus this (recording the attempt, a slow store). */
+const DELIVERY_LEASE_MARGIN_MS = 30_000;
 
 const logError = (error: unknown) =>
   console.error("webhook dispatcher:", error instanceof Error ? error.message : String(error));
@@ -49,7 +54,8 @@ const logError = (error: unknown) =>
 /**
  * Sends the webhook outbox: at least once, signed per Standard Webhooks, with the configured retry
  * schedule. Everything lives in the store, so a restart resumes where the last process stopped (a
- * send that was in flight is simply due again).
+ * send that was in flight is due again once its lease lapses). Each send is leased first
+ * (WebhookStore.claimDelivery): instances sharing a store never send one delivery at once.
  *
  * Ordering: the deliveries of one webhook are sent one after another, oldest first, by a single
  * worker; a failed one is rescheduled and does not hold back the next (Standard Webhooks does not
@@ -64,6 +70,7 @@ export function createWebhookDispatcher(dependencies: WebhookDispatcherDependenc
   const batchSize = dependencies.batchSize ?? 200;
   const concurrency = dependencies.concurrency ?? 8;
   const onError = dependencies.onError ?? logError;
+  const owner = dependencies.owner ?? newId();
   // Redirects are not followed (a redirected POST would lose its signed body): a 3xx with a
   // Location is a failed attempt ("too many redirects").
   const guardedFetch = createGuardedFetch({
@@ -105,6 +112,11 @@ export function createWebhookDispatcher(dependencies: WebhookDispatcherDependenc
   };
 
   const deliver = async (delivery: WebhookDeliveryRecord) => {
+    // Several instances may read the same due delivery: only the one holding its lease sends it.
+    // The lease outlasts a send (bounded by webhookTimeoutMs); recordAttempt frees it.
+    const now = clock.now();
+    const leaseUntil = new Date(now.getTime() + config.webhookTimeoutMs + DELIVERY_LEASE_MARGIN_MS);
+    if (!(await store.webhooks.claimDelivery(delivery.id, owner, leaseUntil, now))) return;
     const attempt = delivery.attempts + 1;
     // Read fresh each time: the previous delivery may have disabled it or moved its streak.
     const webhook = await store.webhooks.get(delivery.tenantId, delivery.webhookId);

@@ -8,6 +8,7 @@ import type { Clock, Store } from "@promptrun/core";
 import type { ConformanceContext } from "./conformance-context.ts";
 import { environmentConformance } from "./environment-conformance.ts";
 import { addTenant, at, ManualClock, newRun, pushPrompt } from "./fixtures.ts";
+import { leaseConformance } from "./lease-conformance.ts";
 import { promptConformance } from "./prompt-conformance.ts";
 import { runConformance } from "./run-conformance.ts";
 import { tenantConformance } from "./tenant-conformance.ts";
@@ -44,6 +45,7 @@ export const describeStoreConformance = (name: string, openStore: OpenConformanc
     describe("runs", () => runConformance(context));
     describe("environments", () => environmentConformance(context));
     describe("webhooks", () => webhookConformance(context));
+    describe("leases", () => leaseConformance(context.store));
 
     test("close is idempotent; later creates are refused as unavailable", async () => {
       const store = context.store();

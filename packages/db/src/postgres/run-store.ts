@@ -1,7 +1,10 @@
 import type { RunRecord, RunStore, WebhookDeliveryRecord } from "@promptrun/core";
-import { and, asc, count, eq, gte, lt, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, getTableColumns, gte, inArray, lt, lte, or, type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
 import { idempotencyKeys, messages, runs, threads, webhookDeliveries } from "../schema/postgres.ts";
+import { recordColumns } from "../schema/record-columns.ts";
 import { decodeCursor, pageFrom } from "../sqlite/cursor.ts";
+import { listClaimableIds } from "./claimable-runs.ts";
 import type { GroupCommit } from "./group-commit.ts";
 import type { RunInsert } from "./insert-runs.ts";
 import type { PostgresContext, PostgresTransaction } from "./postgres-context.ts";
@@ -26,6 +29,26 @@ const runsBefore = (cursor: string): SQL | undefined => {
   return or(lt(runs.createdAt, createdAt), and(eq(runs.createdAt, createdAt), lt(runs.id, id)));
 };
 
+/** A RunRecord's columns (the lease columns stay out of it). */
+const runRecord = recordColumns(getTableColumns(runs));
+
+/** A literal, not a parameter: the partial indexes (`WHERE status = 'pending'`) then always apply. */
+const isPending = sql`${runs.status} = 'pending'`;
+
+/** Advisory-lock namespace of run claims (two-int keys: the tenant's hash is the second). */
+const CLAIM_LOCK_NAMESPACE = 0x70720001;
+
+const earlier = alias(runs, "earlier");
+
+/** No pending run of the same channel was created before this one (it is its channel's head). */
+const isChannelHead = sql`not exists (
+  select 1 from ${runs} as "earlier"
+  where ${earlier.status} = 'pending' and ${earlier.tenantId} = ${runs.tenantId}
+    and ${earlier.threadId} = ${runs.threadId} and ${earlier.channel} = ${runs.channel}
+    and (${earlier.createdAt}, ${earlier.id}) < (${runs.createdAt}, ${runs.id}))`;
+
+const PRIORITIES = ["onsite", "normal", "low"] as const;
+
 export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions): RunStore => {
   const pending = eq(runs.status, "pending");
 
@@ -42,20 +65,20 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
 
     async get(tenantId, id) {
       const [row] = await db
-        .select()
+        .select(runRecord)
         .from(runs)
         .where(and(eq(runs.id, id), eq(runs.tenantId, tenantId)));
       return row ?? null;
     },
 
     async getById(id) {
-      const [row] = await db.select().from(runs).where(eq(runs.id, id));
+      const [row] = await db.select(runRecord).from(runs).where(eq(runs.id, id));
       return row ?? null;
     },
 
     async list(tenantId, filter, page) {
       const rows: RunRecord[] = await db
-        .select()
+        .select(runRecord)
         .from(runs)
         .where(
           and(
@@ -73,7 +96,7 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
     },
 
     async listPending() {
-      return db.select().from(runs).where(pending).orderBy(asc(runs.createdAt), asc(runs.id));
+      return db.select(runRecord).from(runs).where(pending).orderBy(asc(runs.createdAt), asc(runs.id));
     },
 
     async markStarted(id, at, attempts) {
@@ -99,6 +122,8 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
               error: null,
               finishedAt: completion.finishedAt,
               encryptedEnvVars: null,
+              leaseOwner: null,
+              leaseUntil: null,
             })
             .where(and(eq(runs.id, id), pending))
             .returning({ tenantId: runs.tenantId, threadId: runs.threadId, channel: runs.channel });
@@ -131,6 +156,8 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
               cost: failure.cost,
               finishedAt: failure.finishedAt,
               encryptedEnvVars: null,
+              leaseOwner: null,
+              leaseUntil: null,
             })
             .where(and(eq(runs.id, id), pending))
             .returning({ id: runs.id });
@@ -203,6 +230,82 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
         .update(runs)
         .set({ encryptedEnvVars })
         .where(and(eq(runs.id, id), pending));
+    },
+
+    claim(id, owner, leaseUntil, now, claimOptions) {
+      const tenantLimit = claimOptions?.tenantLimit;
+      return db.transaction(async (tx) => {
+        // Claims of one tenant take turns: each sees the leases and channel heads the previous
+        // one left, so neither channel order nor the tenant limit can be raced past.
+        const [target] = await tx.execute<{ id: string }>(sql`
+          select ${runs.id} as id, pg_advisory_xact_lock(${CLAIM_LOCK_NAMESPACE}::int, hashtext(${runs.tenantId}))
+          from ${runs} where ${runs.id} = ${id}`);
+        if (!target) return false;
+        const [claimed] = await tx
+          .update(runs)
+          .set({ leaseOwner: owner, leaseUntil })
+          .where(
+            and(
+              eq(runs.id, id),
+              isPending,
+              or(sql`${runs.leaseOwner} is null`, lte(runs.leaseUntil, now), eq(runs.leaseOwner, owner)),
+              claimOptions?.ignoreChannelOrder ? undefined : isChannelHead,
+              tenantLimit === undefined
+                ? undefined
+                : sql`(select count(*) from ${runs} as "earlier"
+                    where ${earlier.tenantId} = ${runs.tenantId} and ${earlier.status} = 'pending'
+                      and ${earlier.leaseOwner} is not null
+                      and ${earlier.leaseUntil} > ${now.toISOString()}::timestamptz
+                      and ${earlier.id} <> ${runs.id}) < ${tenantLimit}`,
+            ),
+          )
+          .returning({ id: runs.id });
+        return claimed !== undefined;
+      });
+    },
+
+    async renewLeases(owner, ids, leaseUntil) {
+      if (ids.length === 0) return { renewed: [], cancelRequested: [] };
+      const rows = await db
+        .update(runs)
+        .set({ leaseUntil })
+        .where(and(inArray(runs.id, ids), eq(runs.leaseOwner, owner), isPending))
+        .returning({ id: runs.id, cancelRequestedAt: runs.cancelRequestedAt });
+      return {
+        renewed: rows.map((row) => row.id),
+        cancelRequested: rows.filter((row) => row.cancelRequestedAt !== null).map((row) => row.id),
+      };
+    },
+
+    async releaseLease(id, owner) {
+      await db
+        .update(runs)
+        .set({ leaseOwner: null, leaseUntil: null })
+        .where(and(eq(runs.id, id), eq(runs.leaseOwner, owner)));
+    },
+
+    async listClaimable(now, limit, listOptions) {
+      const ids = await listClaimableIds(db, now, limit, listOptions?.tenantLimit);
+      if (ids.length === 0) return [];
+      const rows: RunRecord[] = await db
+        .select(runRecord)
+        .from(runs)
+        .where(inArray(runs.id, ids))
+        .orderBy(asc(runs.createdAt), asc(runs.id));
+      return PRIORITIES.flatMap((priority) =>
+        rows.filter((row) => row.priority === priority).slice(0, limit),
+      );
+    },
+
+    async requestCancel(id, at) {
+      const [row] = await db
+        .update(runs)
+        .set({
+          cancelRequestedAt: sql`coalesce(${runs.cancelRequestedAt}, ${at.toISOString()}::timestamptz)`,
+        })
+        .where(and(eq(runs.id, id), isPending))
+        .returning({ id: runs.id });
+      return row !== undefined;
     },
   };
 };

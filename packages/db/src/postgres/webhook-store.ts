@@ -1,6 +1,7 @@
 import type { WebhookDeliveryRecord, WebhookRecord, WebhookStore } from "@promptrun/core";
-import { and, asc, desc, eq, getTableColumns, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, isNull, lte, or, sql } from "drizzle-orm";
 import { environments, webhookAttempts, webhookDeliveries, webhooks } from "../schema/postgres.ts";
+import { recordColumns } from "../schema/record-columns.ts";
 import type { PostgresContext } from "./postgres-context.ts";
 import { withConstraintErrors } from "./postgres-errors.ts";
 
@@ -16,6 +17,13 @@ const webhookColumns = {
   failureStreak: webhooks.failureStreak,
   createdAt: webhooks.createdAt,
 };
+
+/** A WebhookDeliveryRecord's columns (the lease columns stay out of it). */
+const deliveryRecord = recordColumns(getTableColumns(webhookDeliveries));
+
+/** The delivery is not being sent by an instance right now (no lease, or a lapsed one). */
+const leaseFree = (now: Date) =>
+  or(isNull(webhookDeliveries.leaseOwner), lte(webhookDeliveries.leaseUntil, now));
 
 /** Deleted webhooks stay as rows (their deliveries and attempts point at them) but are hidden. */
 const live = isNull(webhooks.deletedAt);
@@ -85,10 +93,17 @@ export const createWebhookStore = ({ db, clock }: PostgresContext): WebhookStore
 
     async dueDeliveries(now, limit) {
       return db
-        .select(getTableColumns(webhookDeliveries))
+        .select(deliveryRecord)
         .from(webhookDeliveries)
         .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
-        .where(and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now), live))
+        .where(
+          and(
+            eq(webhookDeliveries.status, "pending"),
+            lte(webhookDeliveries.nextAttemptAt, now),
+            leaseFree(now),
+            live,
+          ),
+        )
         .orderBy(
           asc(webhookDeliveries.nextAttemptAt),
           asc(webhookDeliveries.createdAt),
@@ -106,6 +121,8 @@ export const createWebhookStore = ({ db, clock }: PostgresContext): WebhookStore
             status: outcome.status,
             attempts: sql`greatest(${webhookDeliveries.attempts}, ${attempt.attempt})`,
             nextAttemptAt: outcome.nextAttemptAt,
+            leaseOwner: null,
+            leaseUntil: null,
           })
           .where(eq(webhookDeliveries.id, attempt.deliveryId))
           .returning({ webhookId: webhookDeliveries.webhookId });
@@ -150,16 +167,32 @@ export const createWebhookStore = ({ db, clock }: PostgresContext): WebhookStore
 
     async getDelivery(tenantId, id) {
       const [row] = await db
-        .select()
+        .select(deliveryRecord)
         .from(webhookDeliveries)
         .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.tenantId, tenantId)));
       return row ?? null;
     },
 
+    async claimDelivery(id, owner, leaseUntil, now) {
+      const [claimed] = await db
+        .update(webhookDeliveries)
+        .set({ leaseOwner: owner, leaseUntil })
+        .where(
+          and(
+            eq(webhookDeliveries.id, id),
+            eq(webhookDeliveries.status, "pending"),
+            lte(webhookDeliveries.nextAttemptAt, now),
+            leaseFree(now),
+          ),
+        )
+        .returning({ id: webhookDeliveries.id });
+      return claimed !== undefined;
+    },
+
     async requeue(id, at) {
       await db
         .update(webhookDeliveries)
-        .set({ status: "pending", nextAttemptAt: at })
+        .set({ status: "pending", nextAttemptAt: at, leaseOwner: null, leaseUntil: null })
         .where(eq(webhookDeliveries.id, id));
     },
 

@@ -147,12 +147,30 @@ export const runs = sqliteTable(
     tokenUsage: jsonText<TokenUsage>("token_usage"),
     cost: jsonText<Cost>("cost"),
     attempts: count("attempts").notNull().default(0),
+    /** Instance executing the run, when several share the database; NULL when free. */
+    leaseOwner: text("lease_owner"),
+    /** The lease lapses at this time unless renewed: another instance may then take the run over. */
+    leaseUntil: epochMs("lease_until"),
+    /** A cancel request the owning instance has yet to act on (it aborts the provider call). */
+    cancelRequestedAt: epochMs("cancel_requested_at"),
   },
   (table) => [
     foreignKey({ columns: [table.tenantId, table.threadId], foreignColumns: [threads.tenantId, threads.id] }),
     index("runs_tenant_created_idx").on(table.tenantId, table.createdAt, table.id),
     index("runs_tenant_thread_idx").on(table.tenantId, table.threadId, table.createdAt, table.id),
     index("runs_pending_idx").on(table.tenantId, table.createdAt).where(sql`${table.status} = 'pending'`),
+    // The shared queue: pending runs per priority class, oldest first (listClaimable)…
+    index("runs_queue_idx")
+      .on(table.priority, table.createdAt, table.id)
+      .where(sql`${table.status} = 'pending'`),
+    // …each checked against the earlier pending runs of its channel (strict channel order)…
+    index("runs_channel_queue_idx")
+      .on(table.tenantId, table.threadId, table.channel, table.createdAt, table.id)
+      .where(sql`${table.status} = 'pending'`),
+    // …and the live leases of a tenant (per-tenant concurrency across instances).
+    index("runs_leased_idx")
+      .on(table.tenantId, table.leaseUntil)
+      .where(sql`${table.status} = 'pending' and ${table.leaseOwner} is not null`),
   ],
 );
 
@@ -267,6 +285,9 @@ export const webhookDeliveries = sqliteTable(
     attempts: count("attempts").notNull().default(0),
     nextAttemptAt: epochMs("next_attempt_at"),
     createdAt: epochMs("created_at").notNull(),
+    /** Instance sending it now (several instances); NULL when free. */
+    leaseOwner: text("lease_owner"),
+    leaseUntil: epochMs("lease_until"),
   },
   (table) => [
     index("webhook_deliveries_due_idx").on(table.status, table.nextAttemptAt),

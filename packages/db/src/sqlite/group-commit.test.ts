@@ -91,4 +91,85 @@ describe("createGroupCommit", () => {
     await expect(group.submit(insert("too late"))).rejects.toMatchObject({ code: "unavailable" });
     expect(labels()).toEqual(["queued"]);
   });
+
+  describe("another process holding the write lock", () => {
+    const lockFromOtherConnection = () => {
+      const other = new Database(join(directory.path, "group.db"));
+      other.exec("BEGIN IMMEDIATE");
+      other.exec("INSERT INTO items (label) VALUES ('from elsewhere')");
+      return () => {
+        other.exec("COMMIT");
+        other.close();
+      };
+    };
+
+    test("a locked database is retried without freezing the event loop, and the write lands once it is free", async () => {
+      const unlock = lockFromOtherConnection();
+      const group = createGroupCommit(raw, {
+        busyWaitMs: 20,
+        busyRetryDelayMs: 10,
+        onCommit: (size) => commits.push(size),
+      });
+      const order: string[] = [];
+      const written = group.submit(insert("waited")).then(() => order.push("write"));
+      // Timers keep firing while the write waits: the loop is not blocked by the lock.
+      await Bun.sleep(150);
+      order.push("timer");
+      const joined = group.submit(insert("joined")).then(() => order.push("joined"));
+      unlock();
+      await Promise.all([written, joined]);
+      expect(order).toEqual(["timer", "write", "joined"]);
+      expect(labels()).toEqual(["from elsewhere", "waited", "joined"]);
+      // The connection's own busy timeout is restored after each attempt.
+      expect(raw.query("PRAGMA busy_timeout").get()).toEqual({ timeout: 0 });
+    });
+
+    test("past its busy deadline a write rejects with unavailable (a 503 with Retry-After), and nothing is half-written", async () => {
+      const unlock = lockFromOtherConnection();
+      try {
+        const group = createGroupCommit(raw, { busyWaitMs: 10, busyRetryDelayMs: 10, maxBusyWaitMs: 100 });
+        const patient = group.submit(insert("patient"), { maxBusyWaitMs: 60_000 });
+        const failed = await group.submit(insert("impatient")).catch((error: unknown) => error);
+        expect(failed).toMatchObject({ code: "unavailable", retryAfterSeconds: 1 });
+        unlock();
+        await patient;
+        expect(labels()).toEqual(["from elsewhere", "patient"]);
+      } finally {
+        try {
+          unlock();
+        } catch {
+          // already unlocked
+        }
+      }
+    });
+
+    test("close makes one last attempt and rejects what the lock still holds", async () => {
+      const unlock = lockFromOtherConnection();
+      const group = createGroupCommit(raw, { busyWaitMs: 10, busyRetryDelayMs: 10 });
+      const pending = group.submit(insert("at shutdown"));
+      group.close();
+      await expect(pending).rejects.toMatchObject({ code: "unavailable" });
+      unlock();
+      expect(labels()).toEqual(["from elsewhere"]);
+    });
+  });
+
+  test("a full disk rejects a client's write at once (503) while a patient write waits for space", async () => {
+    // max_page_count caps the file: SQLite then fails writes with SQLITE_FULL, as on a full disk.
+    const pages = (raw.query("PRAGMA page_count").get() as { page_count: number }).page_count;
+    raw.exec(`PRAGMA max_page_count = ${pages}`);
+    const group = createGroupCommit(raw, { fullRetryDelayMs: 10, onCommit: (size) => commits.push(size) });
+    const filler = "x".repeat(50_000);
+    const patient = group.submit(insert(`patient ${filler}`), {
+      maxBusyWaitMs: 60_000,
+      retryWhenStorageFull: true,
+    });
+    const refused = await group.submit(insert(`client ${filler}`)).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: "unavailable", retryAfterSeconds: 30 });
+    expect(String((refused as Error).message)).toContain("full");
+    // Space comes back: the patient write lands, exactly once.
+    raw.exec(`PRAGMA max_page_count = ${pages * 100}`);
+    await patient;
+    expect(labels().map((label) => label.slice(0, 7))).toEqual(["patient"]);
+  });
 });

@@ -1,10 +1,14 @@
 import type { Database } from "bun:sqlite";
 import { PromptrunError } from "@promptrun/core";
+import { isBusy, isStorageFull } from "./sqlite-errors.ts";
 
 interface PendingWrite {
   write: () => unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+  /** Epoch ms after which a busy database rejects this write instead of retrying it. */
+  giveUpAt: number;
+  retryWhenStorageFull: boolean;
 }
 
 export interface GroupCommitOptions {
@@ -12,28 +16,70 @@ export interface GroupCommitOptions {
   maxBatch?: number;
   /** Called after each committed batch (tests and measurements). */
   onCommit?: (size: number) => void;
+  /**
+   * How long one commit attempt waits for another process's write lock (SQLite busy timeout
+   * during the commit). bun:sqlite waits synchronously, so this is also the longest the event
+   * loop stalls per attempt. Default 100 ms.
+   */
+  busyWaitMs?: number;
+  /** Pause between attempts while the database stays locked (the event loop runs meanwhile). Default 50 ms. */
+  busyRetryDelayMs?: number;
+  /** Pause between attempts while the disk is full. Default 1 s. */
+  fullRetryDelayMs?: number;
+  /** Default for how long a write keeps retrying a locked database before it fails (503). Default 10 s. */
+  maxBusyWaitMs?: number;
+  now?: () => number;
+}
+
+export interface SubmitOptions {
+  /** Overrides GroupCommitOptions.maxBusyWaitMs for this write. */
+  maxBusyWaitMs?: number;
+  /**
+   * Keeps retrying (until the same deadline) when the disk is full, instead of rejecting at once:
+   * for writes that must not be lost while an operator frees space.
+   */
+  retryWhenStorageFull?: boolean;
 }
 
 export interface GroupCommit {
   /**
    * Queues a synchronous write. Writes queued in the same event-loop turn run in ONE
    * `BEGIN IMMEDIATE` transaction (one fsync), each inside its own SAVEPOINT: a write that throws
-   * is rolled back alone and rejects alone. The promise settles after the COMMIT.
+   * is rolled back alone and rejects alone. The promise settles after the COMMIT. While another
+   * process holds the write lock, the batch is retried (without blocking the event loop between
+   * attempts) until the write's busy deadline, then rejects with `unavailable`.
    */
-  submit<T>(write: () => T): Promise<T>;
-  /** Commits whatever is queued now, synchronously. */
+  submit<T>(write: () => T, options?: SubmitOptions): Promise<T>;
+  /** Commits whatever is queued now, synchronously (one attempt). */
   flush(): void;
   /** Flushes, then rejects every later submit. */
   close(): void;
 }
 
+const busyError = (cause: unknown) =>
+  new PromptrunError("unavailable", "the database is busy; retry shortly", { cause, retryAfterSeconds: 1 });
+
+const fullError = (cause: unknown) =>
+  new PromptrunError("unavailable", "the database storage is full; retry later", {
+    cause,
+    retryAfterSeconds: 30,
+  });
+
 export const createGroupCommit = (raw: Database, options: GroupCommitOptions = {}): GroupCommit => {
   const maxBatch = options.maxBatch ?? 256;
+  const busyWaitMs = options.busyWaitMs ?? 100;
+  const busyRetryDelayMs = options.busyRetryDelayMs ?? 50;
+  const fullRetryDelayMs = options.fullRetryDelayMs ?? 1_000;
+  const maxBusyWaitMs = options.maxBusyWaitMs ?? 10_000;
+  const now = options.now ?? Date.now;
+  const connectionBusyTimeout =
+    (raw.query("PRAGMA busy_timeout").get() as { timeout?: number } | null)?.timeout ?? 0;
   const savepoint = raw.prepare("SAVEPOINT group_commit_write");
   const release = raw.prepare("RELEASE group_commit_write");
   const rollbackTo = raw.prepare("ROLLBACK TO group_commit_write");
   let queue: PendingWrite[] = [];
   let scheduled = false;
+  let retryTimer: ReturnType<typeof setTimeout> | null = null;
   let closed = false;
 
   const commitBatch = raw.transaction((batch: PendingWrite[]) => {
@@ -54,42 +100,101 @@ export const createGroupCommit = (raw: Database, options: GroupCommitOptions = {
     return outcomes;
   });
 
-  const flush = (): void => {
+  /** One commit attempt with a short busy wait, so a lock held elsewhere never freezes the loop for long. */
+  const attempt = (batch: PendingWrite[]) => {
+    if (busyWaitMs !== connectionBusyTimeout) raw.exec(`PRAGMA busy_timeout = ${busyWaitMs}`);
+    try {
+      return commitBatch.immediate(batch);
+    } finally {
+      if (busyWaitMs !== connectionBusyTimeout) raw.exec(`PRAGMA busy_timeout = ${connectionBusyTimeout}`);
+    }
+  };
+
+  const scheduleRetry = (delayMs: number) => {
+    if (retryTimer !== null || closed) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = null;
+      flushWith(true);
+    }, delayMs);
+  };
+
+  const flushWith = (retryWhenBusy: boolean): void => {
     scheduled = false;
     while (queue.length > 0) {
       const batch = queue.slice(0, maxBatch);
       queue = queue.slice(batch.length);
       let outcomes: ReturnType<typeof commitBatch>;
       try {
-        outcomes = commitBatch.immediate(batch);
+        outcomes = attempt(batch);
       } catch (error) {
-        for (const pending of batch) pending.reject(error);
+        const busy = isBusy(error);
+        const full = !busy && isStorageFull(error);
+        if (!busy && !full) {
+          for (const pending of batch) pending.reject(error);
+          continue;
+        }
+        const at = now();
+        const keeps = (pending: PendingWrite) =>
+          retryWhenBusy && pending.giveUpAt > at && (busy || pending.retryWhenStorageFull);
+        const waiting = batch.filter(keeps);
+        for (const pending of batch) {
+          if (!waiting.includes(pending)) pending.reject(busy ? busyError(error) : fullError(error));
+        }
+        if (waiting.length > 0) {
+          // Nothing of the batch was applied (BEGIN IMMEDIATE failed or it rolled back): retry it first.
+          queue = [...waiting, ...queue];
+          scheduleRetry(busy ? busyRetryDelayMs : fullRetryDelayMs);
+          return;
+        }
         continue;
       }
       options.onCommit?.(batch.length);
+      const retries: PendingWrite[] = [];
       batch.forEach((pending, index) => {
         const outcome = outcomes[index];
         if (outcome?.ok) pending.resolve(outcome.value);
-        else pending.reject(outcome?.error);
+        else if (!isStorageFull(outcome?.error)) pending.reject(outcome?.error);
+        // A write that hit the size limit was rolled back alone (its savepoint): it may try again.
+        else if (retryWhenBusy && pending.retryWhenStorageFull && pending.giveUpAt > now())
+          retries.push(pending);
+        else pending.reject(fullError(outcome?.error));
       });
+      if (retries.length > 0) {
+        queue = [...retries, ...queue];
+        scheduleRetry(fullRetryDelayMs);
+        return;
+      }
     }
   };
 
   return {
-    submit<T>(write: () => T): Promise<T> {
+    submit<T>(write: () => T, submitOptions?: SubmitOptions): Promise<T> {
       if (closed) return Promise.reject(new PromptrunError("unavailable", "the store is closed"));
       return new Promise<T>((resolve, reject) => {
-        queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
-        if (queue.length >= maxBatch) flush();
+        queue.push({
+          write,
+          resolve: resolve as (value: unknown) => void,
+          reject,
+          giveUpAt: now() + (submitOptions?.maxBusyWaitMs ?? maxBusyWaitMs),
+          retryWhenStorageFull: submitOptions?.retryWhenStorageFull === true,
+        });
+        // While waiting out a lock, new writes join the retry instead of hitting the lock again.
+        if (retryTimer !== null) return;
+        if (queue.length >= maxBatch) flushWith(true);
         else if (!scheduled) {
           scheduled = true;
-          setImmediate(flush);
+          setImmediate(() => {
+            if (retryTimer === null) flushWith(true);
+            else scheduled = false;
+          });
         }
       });
     },
-    flush,
+    flush: () => flushWith(true),
     close() {
-      flush();
+      if (retryTimer !== null) clearTimeout(retryTimer);
+      retryTimer = null;
+      flushWith(false);
       closed = true;
     },
   };

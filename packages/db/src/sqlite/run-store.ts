@@ -6,8 +6,10 @@ import {
   type RunStore,
   type WebhookDeliveryRecord,
 } from "@promptrun/core";
-import { and, asc, count, eq, gte, lt, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, getTableColumns, gte, inArray, lt, lte, or, type SQL, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { alias } from "drizzle-orm/sqlite-core";
+import { recordColumns } from "../schema/record-columns.ts";
 import { idempotencyKeys, messages, runs, threads, webhookDeliveries } from "../schema/sqlite.ts";
 import { decodeCursor, pageFrom } from "./cursor.ts";
 import type { GroupCommit } from "./group-commit.ts";
@@ -20,6 +22,13 @@ export interface RunStoreOptions {
 }
 
 const placeholder = sql.placeholder;
+
+/**
+ * The engine's writes wait out a locked database or a full disk far longer than a client's
+ * create (which gets a 503 after the group commit's default, at once when the disk is full): a
+ * failed engine write would leave its run pending until the next restart.
+ */
+const ENGINE_WRITE = { maxBusyWaitMs: 300_000, retryWhenStorageFull: true };
 
 /** Statements of the hot path, prepared once. */
 const prepareCreateStatements = (db: BunSQLiteDatabase) => ({
@@ -89,6 +98,31 @@ const runsBefore = (cursor: string): SQL | undefined => {
   return or(lt(runs.createdAt, createdAt), and(eq(runs.createdAt, createdAt), lt(runs.id, id)));
 };
 
+/** A RunRecord's columns (the lease columns stay out of it). */
+const runRecord = recordColumns(getTableColumns(runs));
+
+/** A literal, not a parameter, so the partial indexes (`WHERE status = 'pending'`) apply. */
+const isPending = sql`${runs.status} = 'pending'`;
+
+const earlier = alias(runs, "earlier");
+
+/** No pending run of the same channel was created before this one (it is its channel's head). */
+const isChannelHead = sql`not exists (
+  select 1 from ${runs} as "earlier"
+  where ${earlier.status} = 'pending' and ${earlier.tenantId} = ${runs.tenantId}
+    and ${earlier.threadId} = ${runs.threadId} and ${earlier.channel} = ${runs.channel}
+    and (${earlier.createdAt}, ${earlier.id}) < (${runs.createdAt}, ${runs.id}))`;
+
+/** Live leases of the run's tenant, the run's own excepted (per-tenant concurrency across instances). */
+const liveLeasesOfTenant = (now: Date) => sql`(select count(*) from ${runs} as "earlier"
+  where ${earlier.tenantId} = ${runs.tenantId} and ${earlier.status} = 'pending'
+    and ${earlier.leaseOwner} is not null and ${earlier.leaseUntil} > ${now.getTime()}
+    and ${earlier.id} <> ${runs.id})`;
+
+const leaseFree = (now: Date) => or(sql`${runs.leaseOwner} is null`, lte(runs.leaseUntil, now));
+
+const PRIORITIES = ["onsite", "normal", "low"] as const;
+
 export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions): RunStore => {
   const statements = prepareCreateStatements(db);
   const { groupCommit } = options;
@@ -120,7 +154,7 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
     async get(tenantId, id) {
       return (
         db
-          .select()
+          .select(runRecord)
           .from(runs)
           .where(and(eq(runs.id, id), eq(runs.tenantId, tenantId)))
           .get() ?? null
@@ -128,12 +162,12 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
     },
 
     async getById(id) {
-      return db.select().from(runs).where(eq(runs.id, id)).get() ?? null;
+      return db.select(runRecord).from(runs).where(eq(runs.id, id)).get() ?? null;
     },
 
     async list(tenantId, filter, page) {
       const rows: RunRecord[] = db
-        .select()
+        .select(runRecord)
         .from(runs)
         .where(
           and(
@@ -152,7 +186,7 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
     },
 
     async listPending() {
-      return db.select().from(runs).where(pending).orderBy(asc(runs.createdAt), asc(runs.id)).all();
+      return db.select(runRecord).from(runs).where(pending).orderBy(asc(runs.createdAt), asc(runs.id)).all();
     },
 
     markStarted(id, at, attempts) {
@@ -162,7 +196,7 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
           .set({ startedAt: sql`coalesce(${runs.startedAt}, ${at.getTime()})`, attempts })
           .where(and(eq(runs.id, id), pending))
           .run();
-      });
+      }, ENGINE_WRITE);
     },
 
     complete(id, completion) {
@@ -177,6 +211,8 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
             error: null,
             finishedAt: completion.finishedAt,
             encryptedEnvVars: null,
+            leaseOwner: null,
+            leaseUntil: null,
           })
           .where(and(eq(runs.id, id), pending))
           .returning({ tenantId: runs.tenantId, threadId: runs.threadId, channel: runs.channel })
@@ -197,7 +233,7 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
         }
         insertDeliveries(db, completion.deliveries);
         return true;
-      });
+      }, ENGINE_WRITE);
     },
 
     fail(id, failure) {
@@ -210,6 +246,8 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
             cost: failure.cost,
             finishedAt: failure.finishedAt,
             encryptedEnvVars: null,
+            leaseOwner: null,
+            leaseUntil: null,
           })
           .where(and(eq(runs.id, id), pending))
           .returning({ id: runs.id })
@@ -217,7 +255,7 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
         if (!ended) return false;
         insertDeliveries(db, failure.deliveries);
         return true;
-      });
+      }, ENGINE_WRITE);
     },
 
     async memory(tenantId, threadId, channel) {
@@ -288,6 +326,87 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
         .set({ encryptedEnvVars })
         .where(and(eq(runs.id, id), pending))
         .run();
+    },
+
+    // One statement each, inside the group commit's IMMEDIATE transaction: SQLite's write lock
+    // serializes claims, so channel order and the tenant limit hold even with other processes.
+    claim(id, owner, leaseUntil, now, claimOptions) {
+      const tenantLimit = claimOptions?.tenantLimit;
+      return groupCommit.submit(() => {
+        const claimed = db
+          .update(runs)
+          .set({ leaseOwner: owner, leaseUntil })
+          .where(
+            and(
+              eq(runs.id, id),
+              isPending,
+              or(leaseFree(now), eq(runs.leaseOwner, owner)),
+              claimOptions?.ignoreChannelOrder ? undefined : isChannelHead,
+              tenantLimit === undefined ? undefined : sql`${liveLeasesOfTenant(now)} < ${tenantLimit}`,
+            ),
+          )
+          .returning({ id: runs.id })
+          .get();
+        return claimed !== undefined;
+      }, ENGINE_WRITE);
+    },
+
+    renewLeases(owner, ids, leaseUntil) {
+      if (ids.length === 0) return Promise.resolve({ renewed: [], cancelRequested: [] });
+      return groupCommit.submit(() => {
+        const rows = db
+          .update(runs)
+          .set({ leaseUntil })
+          .where(and(inArray(runs.id, ids), eq(runs.leaseOwner, owner), isPending))
+          .returning({ id: runs.id, cancelRequestedAt: runs.cancelRequestedAt })
+          .all();
+        return {
+          renewed: rows.map((row) => row.id),
+          cancelRequested: rows.filter((row) => row.cancelRequestedAt !== null).map((row) => row.id),
+        };
+      }, ENGINE_WRITE);
+    },
+
+    releaseLease(id, owner) {
+      return groupCommit.submit(() => {
+        db.update(runs)
+          .set({ leaseOwner: null, leaseUntil: null })
+          .where(and(eq(runs.id, id), eq(runs.leaseOwner, owner)))
+          .run();
+      }, ENGINE_WRITE);
+    },
+
+    async listClaimable(now, limit, listOptions) {
+      const tenantLimit = listOptions?.tenantLimit;
+      return PRIORITIES.flatMap((priority) =>
+        db
+          .select(runRecord)
+          .from(runs)
+          .where(
+            and(
+              isPending,
+              sql`${runs.priority} = ${sql.raw(`'${priority}'`)}`,
+              leaseFree(now),
+              isChannelHead,
+              tenantLimit === undefined ? undefined : sql`${liveLeasesOfTenant(now)} < ${tenantLimit}`,
+            ),
+          )
+          .orderBy(asc(runs.createdAt), asc(runs.id))
+          .limit(limit)
+          .all(),
+      );
+    },
+
+    requestCancel(id, at) {
+      return groupCommit.submit(() => {
+        const row = db
+          .update(runs)
+          .set({ cancelRequestedAt: sql`coalesce(${runs.cancelRequestedAt}, ${at.getTime()})` })
+          .where(and(eq(runs.id, id), isPending))
+          .returning({ id: runs.id })
+          .get();
+        return row !== undefined;
+      });
     },
   };
 };

@@ -8,6 +8,15 @@ export const isUniqueViolation = (error: unknown): boolean => {
   return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
 };
 
+/** Another connection holds the lock past the busy timeout (SQLITE_BUSY and its extended codes). */
+export const isBusy = (error: unknown): boolean => sqliteCode(error)?.startsWith("SQLITE_BUSY") === true;
+
+/** The disk (or the database's size limit) is full; SQLite may also report it as a failed write. */
+export const isStorageFull = (error: unknown): boolean => {
+  const code = sqliteCode(error);
+  return code === "SQLITE_FULL" || code === "SQLITE_IOERR_WRITE" || code === "SQLITE_IOERR_FSYNC";
+};
+
 export const isForeignKeyViolation = (error: unknown): boolean =>
   sqliteCode(error) === "SQLITE_CONSTRAINT_FOREIGNKEY";
 

@@ -1,5 +1,6 @@
 import type { WebhookDeliveryRecord, WebhookRecord, WebhookStore } from "@promptrun/core";
-import { and, asc, desc, eq, getTableColumns, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, isNull, lte, or, sql } from "drizzle-orm";
+import { recordColumns } from "../schema/record-columns.ts";
 import { environments, webhookAttempts, webhookDeliveries, webhooks } from "../schema/sqlite.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
 import { withConstraintErrors } from "./sqlite-errors.ts";
@@ -16,6 +17,13 @@ const webhookColumns = {
   failureStreak: webhooks.failureStreak,
   createdAt: webhooks.createdAt,
 };
+
+/** A WebhookDeliveryRecord's columns (the lease columns stay out of it). */
+const deliveryRecord = recordColumns(getTableColumns(webhookDeliveries));
+
+/** The delivery is not being sent by an instance right now (no lease, or a lapsed one). */
+const leaseFree = (now: Date) =>
+  or(isNull(webhookDeliveries.leaseOwner), lte(webhookDeliveries.leaseUntil, now));
 
 /** Deleted webhooks stay as rows (their deliveries and attempts point at them) but are hidden. */
 const live = isNull(webhooks.deletedAt);
@@ -92,10 +100,17 @@ export const createWebhookStore = ({ db, clock }: SqliteContext): WebhookStore =
 
     async dueDeliveries(now, limit) {
       return db
-        .select(getTableColumns(webhookDeliveries))
+        .select(deliveryRecord)
         .from(webhookDeliveries)
         .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
-        .where(and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now), live))
+        .where(
+          and(
+            eq(webhookDeliveries.status, "pending"),
+            lte(webhookDeliveries.nextAttemptAt, now),
+            leaseFree(now),
+            live,
+          ),
+        )
         .orderBy(
           asc(webhookDeliveries.nextAttemptAt),
           asc(webhookDeliveries.createdAt),
@@ -115,6 +130,8 @@ export const createWebhookStore = ({ db, clock }: SqliteContext): WebhookStore =
               status: outcome.status,
               attempts: sql`max(${webhookDeliveries.attempts}, ${attempt.attempt})`,
               nextAttemptAt: outcome.nextAttemptAt,
+              leaseOwner: null,
+              leaseUntil: null,
             })
             .where(eq(webhookDeliveries.id, attempt.deliveryId))
             .returning({ webhookId: webhookDeliveries.webhookId })
@@ -164,16 +181,33 @@ export const createWebhookStore = ({ db, clock }: SqliteContext): WebhookStore =
     async getDelivery(tenantId, id) {
       return (
         db
-          .select()
+          .select(deliveryRecord)
           .from(webhookDeliveries)
           .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.tenantId, tenantId)))
           .get() ?? null
       );
     },
 
+    async claimDelivery(id, owner, leaseUntil, now) {
+      const claimed = db
+        .update(webhookDeliveries)
+        .set({ leaseOwner: owner, leaseUntil })
+        .where(
+          and(
+            eq(webhookDeliveries.id, id),
+            eq(webhookDeliveries.status, "pending"),
+            lte(webhookDeliveries.nextAttemptAt, now),
+            leaseFree(now),
+          ),
+        )
+        .returning({ id: webhookDeliveries.id })
+        .get();
+      return claimed !== undefined;
+    },
+
     async requeue(id, at) {
       db.update(webhookDeliveries)
-        .set({ status: "pending", nextAttemptAt: at })
+        .set({ status: "pending", nextAttemptAt: at, leaseOwner: null, leaseUntil: null })
         .where(eq(webhookDeliveries.id, id))
         .run();
     },

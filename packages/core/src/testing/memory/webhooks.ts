@@ -18,6 +18,12 @@ export function createMemoryWebhookStore(): MemoryWebhookStore {
   const webhooks = new Map<string, WebhookRecord>();
   const deliveries = new Map<string, WebhookDeliveryRecord>();
   const attempts: WebhookAttemptRecord[] = [];
+  /** deliveryId → lease (the SQL stores' lease columns). */
+  const leases = new Map<string, { owner: string; until: Date }>();
+  const leaseFree = (id: string, now: Date) => {
+    const lease = leases.get(id);
+    return lease === undefined || lease.until.getTime() <= now.getTime();
+  };
 
   const insertDeliveries = (rows: WebhookDeliveryRecord[]) => {
     for (const row of rows) {
@@ -77,7 +83,8 @@ export function createMemoryWebhookStore(): MemoryWebhookStore {
           (delivery) =>
             delivery.status === "pending" &&
             delivery.nextAttemptAt !== null &&
-            delivery.nextAttemptAt.getTime() <= now.getTime(),
+            delivery.nextAttemptAt.getTime() <= now.getTime() &&
+            leaseFree(delivery.id, now),
         )
         .sort(
           (a, b) =>
@@ -90,6 +97,7 @@ export function createMemoryWebhookStore(): MemoryWebhookStore {
       attempts.push(copy(attempt));
       const delivery = deliveries.get(attempt.deliveryId);
       if (!delivery) return;
+      leases.delete(delivery.id);
       delivery.status = outcome.status;
       delivery.attempts = Math.max(delivery.attempts, attempt.attempt);
       delivery.nextAttemptAt = outcome.nextAttemptAt;
@@ -125,9 +133,22 @@ export function createMemoryWebhookStore(): MemoryWebhookStore {
       const delivery = deliveries.get(id);
       return delivery && delivery.tenantId === tenantId ? copy(delivery) : null;
     },
+    async claimDelivery(id, owner, leaseUntil, now) {
+      const delivery = deliveries.get(id);
+      if (
+        delivery?.status !== "pending" ||
+        delivery.nextAttemptAt === null ||
+        delivery.nextAttemptAt.getTime() > now.getTime() ||
+        !leaseFree(id, now)
+      )
+        return false;
+      leases.set(id, { owner, until: leaseUntil });
+      return true;
+    },
     async requeue(id, at) {
       const delivery = deliveries.get(id);
       if (!delivery) return;
+      leases.delete(id);
       delivery.status = "pending";
       delivery.nextAttemptAt = at;
     },

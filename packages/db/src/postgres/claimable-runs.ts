@@ -1,0 +1,105 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { PostgresQueryable } from "./postgres-context.ts";
+
+const PRIORITIES = ["onsite", "normal", "low"] as const;
+
+type Priority = (typeof PRIORITIES)[number];
+
+/** Oldest pending runs of a class examined per poll before the per-channel fallback kicks in. */
+const WINDOW_PER_LIMIT = 4;
+const MIN_WINDOW = 256;
+
+/** The tenant of `alias`'s row holds fewer than `limit` live leases (or no limit was asked). */
+const tenantBelow = (alias: "win" | "runs", now: Date, limit: number | undefined): SQL =>
+  limit === undefined
+    ? sql`true`
+    : sql`(select count(*) from runs leased
+        where leased.tenant_id = ${sql.raw(alias)}.tenant_id and leased.status = 'pending'
+          and leased.lease_owner is not null
+          and leased.lease_until > ${now.toISOString()}::timestamptz) < ${limit}`;
+
+/**
+ * The oldest `window` pending runs of one class, and of those the lease-free channel heads (at
+ * most `limit`, oldest first). The last row (id NULL) carries how many runs the window held.
+ * Cost: `window` index entries and as many index probes, whatever the backlog.
+ */
+const windowQuery = (priority: Priority, now: Date, window: number, limit: number, tenantFree: SQL) => sql`
+  with win as materialized (
+    select id, tenant_id, thread_id, channel, created_at, lease_owner, lease_until from runs
+    where status = 'pending' and priority = ${sql.raw(`'${priority}'`)}
+    order by created_at, id limit ${window})
+  (select win.id, 0 as scanned from win
+   where (win.lease_owner is null or win.lease_until <= ${now.toISOString()}::timestamptz)
+     and not exists (
+       select 1 from runs earlier
+       where earlier.status = 'pending' and earlier.tenant_id = win.tenant_id
+         and earlier.thread_id = win.thread_id and earlier.channel = win.channel
+         and (earlier.created_at, earlier.id) < (win.created_at, win.id))
+     and ${tenantFree}
+   order by win.created_at, win.id limit ${limit})
+  union all
+  select null, count(*) from win`;
+
+/**
+ * Every channel's head by a loose index scan of runs_channel_queue_idx (one index descent per
+ * channel with pending runs), keeping the lease-free ones, at most `limit` per class. Used when
+ * a class's window held too few heads: deep channels (thousands of runs queued behind a few
+ * heads) would otherwise hide the heads of newer channels.
+ */
+const headsQuery = (now: Date, limit: number, tenantFree: SQL) => sql`
+  with recursive channel_heads as (
+    (select tenant_id, thread_id, channel, created_at, id from runs where status = 'pending'
+     order by tenant_id, thread_id, channel, created_at, id limit 1)
+    union all
+    select next.* from channel_heads head, lateral (
+      select tenant_id, thread_id, channel, created_at, id from runs
+      where status = 'pending'
+        and (tenant_id, thread_id, channel) > (head.tenant_id, head.thread_id, head.channel)
+      order by tenant_id, thread_id, channel, created_at, id limit 1) next)
+  select id from (
+    select runs.id, row_number() over (partition by runs.priority order by runs.created_at, runs.id) as position
+    from channel_heads join runs on runs.id = channel_heads.id
+    where (runs.lease_owner is null or runs.lease_until <= ${now.toISOString()}::timestamptz)
+      and ${tenantFree}) ranked
+  where position <= ${limit}`;
+
+/**
+ * Ids of the runs an instance may claim now (RunStore.listClaimable): lease-free channel heads,
+ * up to `limit` per class. Cheap in both shapes of a large backlog: many shallow channels (the
+ * window finds heads at once) and few deep ones (the per-channel scan visits few channels).
+ */
+export const listClaimableIds = async (
+  db: PostgresQueryable,
+  now: Date,
+  limit: number,
+  tenantLimit?: number,
+): Promise<string[]> => {
+  const window = Math.max(MIN_WINDOW, limit * WINDOW_PER_LIMIT);
+  const perClass = await Promise.all(
+    PRIORITIES.map((priority) =>
+      db.execute<{ id: string | null; scanned: string | number }>(
+        windowQuery(priority, now, window, limit, tenantBelow("win", now, tenantLimit)),
+      ),
+    ),
+  );
+  const ids = new Set<string>();
+  let needsHeadScan = false;
+  for (const rows of perClass) {
+    let found = 0;
+    for (const row of rows) {
+      if (row.id !== null) {
+        ids.add(row.id);
+        found++;
+      } else if (Number(row.scanned) >= window && found < limit) {
+        needsHeadScan = true;
+      }
+    }
+  }
+  if (needsHeadScan) {
+    for (const row of await db.execute<{ id: string }>(
+      headsQuery(now, limit, tenantBelow("runs", now, tenantLimit)),
+    ))
+      ids.add(row.id);
+  }
+  return [...ids];
+};

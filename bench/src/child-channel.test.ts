@@ -3,11 +3,14 @@ import { hardOpenFilesLimit, spawnChild, withFileLimit } from "./child-channel.t
 
 const ECHO_CHILD = `
 import { commands, emit } from "${import.meta.dir}/child-protocol.ts";
+
+/** Ends the process with a code. */
+const exitProcess: (code?: number) => never = process.exit.bind(process);
 emit({ type: "ready", limit: Number(Bun.spawnSync(["sh", "-c", "ulimit -n"]).stdout.toString()) });
 console.error("a line on stderr");
 for await (const command of commands()) {
   if (command.type === "echo") emit({ type: "echoed", value: command.value });
-  if (command.type === "exit") process.exit(3);
+  if (command.type === "exit") exitProcess(3);
 }
 `;
 

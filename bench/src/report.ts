@@ -34,7 +34,7 @@ export function renderReport(input: ReportInput): string {
     "- Every process (server, upstream, gateway, load generators, subscribers) shares these cores: CPU use is reported per process.",
     `- Load average (1, 5, 15 min) at the start: ${input.loadAverage.start}; at the end: ${input.loadAverage.end}. Other work on the machine during the run shows up in every figure: compare rows of the same run.`,
     "",
-    "Run it: `bun run bench` (about 5 minutes, at most 15), `bun run bench -- --quick` (about 2 minutes: shorter runs, fewer levels), " +
+    "Run it: `bun run bench` (about 5 minutes, at most 15), `bun run bench -- --quick` (about 2–3 minutes: shorter runs, fewer levels), " +
       "`bun run bench -- --only=create-run,streaming,fan-out,queue,profile` (a subset). Nothing but loopback traffic; every child process is stopped at the end or when the time budget runs out.",
     "",
     "## Targets",

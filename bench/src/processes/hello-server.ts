@@ -4,6 +4,9 @@
  */
 import { emit } from "../child-protocol.ts";
 
+/** Ends the process with a code. */
+const exitProcess: (code?: number) => never = process.exit.bind(process);
+
 const server = Bun.serve({
   hostname: "127.0.0.1",
   port: 0,
@@ -12,5 +15,5 @@ const server = Bun.serve({
 emit({ type: "ready", url: `http://127.0.0.1:${server.port}`, pid: process.pid });
 process.on("SIGTERM", () => {
   server.stop(true);
-  process.exit(0);
+  exitProcess(0);
 });

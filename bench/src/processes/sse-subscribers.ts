@@ -9,6 +9,9 @@ import { wallClockMs } from "../clock.ts";
 import { LatencyHistogram } from "../latency-histogram.ts";
 import { openSseSocket, type SseSocket } from "../sse-socket-client.ts";
 
+/** Ends the process with a code. */
+const exitProcess: (code?: number) => never = process.exit.bind(process);
+
 interface Subscription {
   path: string;
   token: string;
@@ -107,6 +110,6 @@ for await (const command of commands<Command>()) {
   } else if (command.type === "close") {
     for (const socket of sockets) socket.close();
     emit({ type: "closed" });
-    process.exit(0);
+    exitProcess(0);
   }
 }

@@ -5,8 +5,11 @@
 import { emit } from "../child-protocol.ts";
 import { startStampedUpstream } from "../stamped-upstream.ts";
 
+/** Ends the process with a code. */
+const exitProcess: (code?: number) => never = process.exit.bind(process);
+
 const upstream = startStampedUpstream();
 emit({ type: "ready", url: upstream.url });
 process.on("SIGTERM", () => {
-  upstream.stop().finally(() => process.exit(0));
+  upstream.stop().finally(() => exitProcess(0));
 });

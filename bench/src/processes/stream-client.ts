@@ -11,6 +11,9 @@ import { commands, emit } from "../child-protocol.ts";
 import type { LatencyHistogram } from "../latency-histogram.ts";
 import { runStreamBatch, StreamStopwatch, type StreamTiming } from "../stream-measurement.ts";
 
+/** Ends the process with a code. */
+const exitProcess: (code?: number) => never = process.exit.bind(process);
+
 export type StreamClientCommand = {
   type: "run";
   concurrency: number;
@@ -146,7 +149,7 @@ async function promptrunStream(
 
 emit({ type: "ready" });
 for await (const command of commands<StreamClientCommand | { type: "exit" }>()) {
-  if (command.type === "exit") process.exit(0);
+  if (command.type === "exit") exitProcess(0);
   const result = await runStreamBatch(command.concurrency, command.total, (perToken) =>
     command.mode === "openai"
       ? openAIStream(command, perToken)

@@ -70,6 +70,16 @@ describe("thread event hub", () => {
     expect(hub.subscribe("t", THREAD, () => {}, { lastEventId: "not-a-number" }).replay).toEqual({
       kind: "reset",
     });
+    // An id far in the future was never issued: reset, and live events still arrive.
+    const received: DeliveredThreadEvent[] = [];
+    const future = String(BASE + 3_600_000_000);
+    expect(
+      hub.subscribe("t", THREAD, (event) => received.push(event), { lastEventId: future }).replay,
+    ).toEqual({
+      kind: "reset",
+    });
+    hub.deliver("t", THREAD, BASE + 102, token(3));
+    expect(ids(received)).toEqual([String(BASE + 102)]);
   });
 
   test("parseEventId accepts decimal integers only", () => {

@@ -67,6 +67,8 @@ export const parseEventId = (id: string): number | null => {
 
 /** Sequences are µs-like: this many per millisecond of the window. */
 const SEQUENCE_UNITS_PER_MS = 1000;
+/** Clock skew between instances (and the shared Redis clock) tolerated in a Last-Event-ID. */
+const FUTURE_TOLERANCE_MS = 60_000;
 
 /** First index in [from, buffer.length) whose sequence is greater than `after` (binary search). */
 const firstAfter = (buffer: BufferedEvent[], from: number, after: number): number => {
@@ -149,6 +151,8 @@ export function createThreadEventHub(options: ThreadEventHubOptions): ThreadEven
 
   const replayAfter = (state: ThreadState, after: number | null, now: number): ReplayResult => {
     if (after === null || after < knownSince) return { kind: "reset" };
+    // An id from the future was never issued (ids follow the clock): the client must resynchronise.
+    if (after > (now + FUTURE_TOLERANCE_MS) * SEQUENCE_UNITS_PER_MS) return { kind: "reset" };
     if (state.lastDroppedSequence !== null && after < state.lastDroppedSequence) return { kind: "reset" };
     // Before this state existed the thread may have had events that aged out and were forgotten
     // with it; that can only matter for an id older than the buffer window.
@@ -190,8 +194,9 @@ export function createThreadEventHub(options: ThreadEventHubOptions): ThreadEven
         lastEventId === undefined || lastEventId === null ? null : parseEventId(lastEventId);
       const replay =
         lastEventId === undefined || lastEventId === null ? null : replayAfter(state, resumeAfter, now);
+      // Only a resumption filters live events: after a reset the client starts over from them.
       const deliver: Listener =
-        resumeAfter === null
+        resumeAfter === null || replay?.kind !== "replayed"
           ? listener
           : (delivered) => {
               if (Number(delivered.id) > resumeAfter) listener(delivered);

@@ -5,7 +5,8 @@
  */
 import { RedisClient, SQL } from "bun";
 
-export const POSTGRES_URL = process.env.PROMPTRUN_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+export const POSTGRES_URL =
+  process.env.PROMPTRUN_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 export const REDIS_URL = process.env.PROMPTRUN_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 const redacted = (url: string) => url.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@");

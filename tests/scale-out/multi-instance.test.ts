@@ -64,7 +64,11 @@ describe.skipIf(!available)("three instances on Postgres + Redis", () => {
   });
 
   const createRun = async (instance: TestServer, body: Record<string, unknown>, key = apiKey) => {
-    const response = await api(instance, "/api/v1/prompts/chat/latest/runs", { method: "POST", key, json: body });
+    const response = await api(instance, "/api/v1/prompts/chat/latest/runs", {
+      method: "POST",
+      key,
+      json: body,
+    });
     return response;
   };
 
@@ -83,7 +87,13 @@ describe.skipIf(!available)("three instances on Postgres + Redis", () => {
       "create",
       "bursty",
     );
-    await instances[0]!.cli("prompts", "push", `${import.meta.dir}/../../prompts`, "--tenant", created.json.tenant.id);
+    await instances[0]!.cli(
+      "prompts",
+      "push",
+      `${import.meta.dir}/../../prompts`,
+      "--tenant",
+      created.json.tenant.id,
+    );
     const responses = await Promise.all(
       Array.from({ length: BURST + 12 }, (_, index) =>
         createRun(instances[index % 3]!, { inputs: { message: "hi" } }, created.json.apiKey),
@@ -210,7 +220,8 @@ describe.skipIf(!available)("three instances on Postgres + Redis", () => {
       const events = stream.events.filter((event) => event.event !== "ready");
       // One stream, ids strictly increasing across instances.
       const ids = events.map((event) => BigInt(event.id ?? "0"));
-      for (let position = 1; position < ids.length; position++) expect(ids[position]! > ids[position - 1]!).toBe(true);
+      for (let position = 1; position < ids.length; position++)
+        expect(ids[position]! > ids[position - 1]!).toBe(true);
       // Channel order: each run's events come after the previous run's completion.
       const completedAt = runIds.map((id) =>
         events.findIndex((event) => event.event === "run.completed" && event.data.runId === id),

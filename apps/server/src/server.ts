@@ -41,7 +41,11 @@ const instanceOwner = () => `${hostname()}:${process.pid}:${crypto.randomUUID().
 export async function openRuntime(config: ServerConfig, options: RuntimeOptions = {}): Promise<Runtime> {
   const { secret, source } = resolveSecret(config.secret, config.databaseUrl);
   const shared = storeKindOf(config.databaseUrl) === "postgres";
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl).catch((error: unknown) => {
+    if (!shared) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`DATABASE_URL: cannot open ${redactDatabaseUrl(config.databaseUrl)}: ${reason}`);
+  });
   const warn = (message: string, error: unknown) =>
     options.logger?.warn({ err: error instanceof Error ? error.message : String(error) }, message);
   let redis: RedisCoordination | null = null;
@@ -58,7 +62,7 @@ export async function openRuntime(config: ServerConfig, options: RuntimeOptions 
     }
   } catch (error) {
     await store.close();
-    throw error;
+    throw new Error(`REDIS_URL: ${error instanceof Error ? error.message : String(error)}`);
   }
   const cluster = shared
     ? {

@@ -5,19 +5,43 @@ const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (chunk: Uint8Array | undefined) => new TextDecoder().decode(chunk);
 
 describe("createByteQueueStream", () => {
-  test("delivers chunks in order and tracks the last tagged one taken", async () => {
+  test("a pull takes everything queued as one chunk and tracks the last tagged one", async () => {
     const queue = createByteQueueStream({ maxQueuedBytes: 100, onCancel() {} });
     const reader = queue.stream.getReader();
     expect(queue.write(bytes("a"), "1")).toBe("written");
     expect(queue.write(bytes("b"))).toBe("written");
     expect(queue.write(bytes("c"), "3")).toBe("written");
-    expect(text((await reader.read()).value)).toBe("a");
-    expect(queue.lastTakenEventId).toBe("1");
-    expect(text((await reader.read()).value)).toBe("b");
-    expect(queue.lastTakenEventId).toBe("1");
-    expect(text((await reader.read()).value)).toBe("c");
+    expect(queue.write(bytes("d"))).toBe("written");
+    expect(queue.lastTakenEventId).toBeUndefined();
+    expect(text((await reader.read()).value)).toBe("abcd");
     expect(queue.lastTakenEventId).toBe("3");
     expect(queue.queuedBytes).toBe(0);
+  });
+
+  test("writes to a waiting reader during one turn arrive as one chunk, later ones in the next", async () => {
+    const queue = createByteQueueStream({ maxQueuedBytes: 100, onCancel() {} });
+    const reader = queue.stream.getReader();
+    const first = reader.read();
+    queue.write(bytes("x"), "1");
+    queue.write(bytes("y"), "2");
+    expect(text((await first).value)).toBe("xy");
+    expect(queue.lastTakenEventId).toBe("2");
+    const second = reader.read();
+    await new Promise((resolve) => setImmediate(resolve));
+    queue.write(bytes("z"), "3");
+    expect(text((await second).value)).toBe("z");
+    expect(queue.lastTakenEventId).toBe("3");
+  });
+
+  test("subscribers holding the same events in one turn get the very same bytes", async () => {
+    const events = [bytes("e1;"), bytes("e2;"), bytes("e3;")];
+    const queues = [0, 1, 2].map(() => createByteQueueStream({ maxQueuedBytes: 100, onCancel() {} }));
+    const reads = queues.map((queue) => queue.stream.getReader().read());
+    for (const event of events) for (const queue of queues) queue.write(event);
+    const chunks = await Promise.all(reads);
+    expect(text(chunks[0]!.value)).toBe("e1;e2;e3;");
+    expect(chunks[1]!.value).toBe(chunks[0]!.value!);
+    expect(chunks[2]!.value).toBe(chunks[0]!.value!);
   });
 
   test("refuses a chunk that would take the backlog past the limit, without queueing it", () => {

@@ -1,3 +1,5 @@
+import { type Flushable, joinChunks, scheduleFlush } from "./flush-scheduler.ts";
+
 export type WriteOutcome = "written" | "overflow" | "closed";
 
 export interface ByteQueueStream {
@@ -24,13 +26,19 @@ export interface ByteQueueStream {
  * A pull-based byte stream with its own bounded queue. The response writer pulls only when the
  * socket can take more, so the backlog is exactly what this subscriber has not yet consumed and a
  * slow reader never grows memory past `maxQueuedBytes` (nor slows the writers).
+ *
+ * Writes are coalesced: a pull takes everything queued as one chunk, and a write to a waiting
+ * reader is handed over at the end of the event-loop turn (scheduleFlush) together with whatever
+ * else the turn produced. A socket write costs about the same for one event or several.
  */
 export function createByteQueueStream(options: {
   maxQueuedBytes: number;
   /** The reader went away (client disconnect). */
   onCancel: () => void;
 }): ByteQueueStream {
-  const queue: Array<{ chunk: Uint8Array; eventId: string | undefined }> = [];
+  const queue: Uint8Array[] = [];
+  /** Id of the newest tagged chunk in `queue`. */
+  let queuedEventId: string | undefined;
   let queuedBytes = 0;
   let peakQueuedBytes = 0;
   let controller: ReadableStreamDefaultController<Uint8Array> | null = null;
@@ -52,12 +60,24 @@ export function createByteQueueStream(options: {
   const discardBacklog = () => {
     queue.length = 0;
     queuedBytes = 0;
+    queuedEventId = undefined;
   };
 
-  const deliver = (chunk: Uint8Array, eventId: string | undefined) => {
+  /** Hands the whole backlog to the reader as one chunk. */
+  const deliverQueued = () => {
+    if (closed || queue.length === 0) return;
+    const chunk = joinChunks(queue);
     readerWaiting = false;
-    if (eventId !== undefined) lastTakenEventId = eventId;
+    if (queuedEventId !== undefined) lastTakenEventId = queuedEventId;
+    discardBacklog();
     controller?.enqueue(chunk);
+    if (finishing) closeController();
+  };
+
+  const flushable: Flushable = {
+    flush() {
+      if (readerWaiting) deliverQueued();
+    },
   };
 
   const stream = new ReadableStream<Uint8Array>(
@@ -66,14 +86,11 @@ export function createByteQueueStream(options: {
         controller = streamController;
       },
       pull() {
-        const next = queue.shift();
-        if (next === undefined) {
+        if (queue.length === 0) {
           readerWaiting = true;
           return;
         }
-        queuedBytes -= next.chunk.byteLength;
-        deliver(next.chunk, next.eventId);
-        if (finishing && queue.length === 0) closeController();
+        deliverQueued();
       },
       cancel() {
         closed = true;
@@ -85,31 +102,27 @@ export function createByteQueueStream(options: {
     { highWaterMark: 0 },
   );
 
+  const enqueue = (chunk: Uint8Array, eventId: string | undefined) => {
+    queue.push(chunk);
+    if (eventId !== undefined) queuedEventId = eventId;
+    queuedBytes += chunk.byteLength;
+    if (queuedBytes > peakQueuedBytes) peakQueuedBytes = queuedBytes;
+    if (readerWaiting && queue.length === 1) scheduleFlush(flushable);
+  };
+
   return {
     stream,
     write(chunk, eventId) {
       if (closed || finishing) return "closed";
-      if (readerWaiting && queue.length === 0) {
-        deliver(chunk, eventId);
-        return "written";
-      }
       if (queuedBytes + chunk.byteLength > options.maxQueuedBytes) return "overflow";
-      queue.push({ chunk, eventId });
-      queuedBytes += chunk.byteLength;
-      if (queuedBytes > peakQueuedBytes) peakQueuedBytes = queuedBytes;
+      enqueue(chunk, eventId);
       return "written";
     },
     finish(lastChunk, options) {
       if (closed || finishing) return;
       finishing = true;
       if (options.discardBacklog) discardBacklog();
-      if (readerWaiting && queue.length === 0) {
-        deliver(lastChunk, undefined);
-        closeController();
-        return;
-      }
-      queue.push({ chunk: lastChunk, eventId: undefined });
-      queuedBytes += lastChunk.byteLength;
+      enqueue(lastChunk, undefined);
     },
     get lastTakenEventId() {
       return lastTakenEventId;

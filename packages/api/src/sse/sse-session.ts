@@ -78,11 +78,12 @@ export function openSseSession(options: SseSessionOptions): Response {
   deps.metrics?.streamOpened();
   request.signal.addEventListener("abort", release);
 
-  // Each ping first checks that the token is still valid.
+  // Each ping first checks that the token is still valid (one timer shared by all streams).
   stopWatchingToken = watchTokenExpiry({
     streamTokens: services.streamTokens,
     token,
     threadId: claims.threadId,
+    expiresAt: claims.expiresAt,
     intervalMs: config.pingIntervalMs,
     onValid: () => write(pingComment),
     onExpired: () => end("token_expired"),

@@ -39,6 +39,7 @@ export async function* threadEvents(
     streamTokens: services.streamTokens,
     token: input.token,
     threadId: claims.threadId,
+    expiresAt: claims.expiresAt,
     intervalMs: config.pingIntervalMs,
     onExpired: () => inbox.end("token_expired", { discardBacklog: false }),
   });

@@ -1,12 +1,11 @@
 import type { LanguageModelV4 } from "@ai-sdk/provider";
 import type { Cost, CostBlock, PromptDefinition, PromptMessage, TokenUsage } from "@promptrun/contract";
-import { type ModelMessage, streamText } from "ai";
 import type { PromptrunConfig } from "../config.ts";
 import { loadEnvironmentVars } from "../environments/load-environment-vars.ts";
 import { PromptrunError } from "../errors.ts";
-import { type AttemptObservation, observeAttempt } from "../models/attempt-observer.ts";
 import type { ModelGateway, ResolvedModel } from "../models/model-gateway.ts";
-import { tokenUsageFromProvider, tokenUsageFromSdk } from "../models/token-usage.ts";
+import { type AttemptObservation, emptyObservation, streamModelText } from "../models/stream-model-text.ts";
+import { tokenUsageFromProvider } from "../models/token-usage.ts";
 import type {
   Clock,
   MemoryMessage,
@@ -153,7 +152,11 @@ export async function executeRun(
   for (let attempt = firstAttempt; ; attempt++) {
     if (signal.aborted) return whenAborted(attempt - 1);
     const attemptStart = clock.now();
-    await store.runs.markStarted(run.id, attemptStart, attempt);
+    // The provider call does not wait for this commit: a crash before it lands only means the
+    // run (still pending in the store) is executed again on restart. It is awaited before the
+    // run's end is written, so the two never race.
+    const markedStarted = store.runs.markStarted(run.id, attemptStart, attempt);
+    markedStarted.catch(() => {});
     startedAt ??= attemptStart;
     // A retry after tokens went out restarts the text: clients drop what they had (contract).
     if (tokensSinceStartedEvent) {
@@ -174,6 +177,7 @@ export async function executeRun(
     const result = await runAttempt(deps, run, prepared, signal, () => {
       tokensSinceStartedEvent = true;
     });
+    await markedStarted;
     // Shutdown and cancel are our doing, not the provider's: not counted as provider calls.
     if (
       result.ok ||
@@ -254,10 +258,17 @@ async function prepare(
   plaintextEnvVars: Record<string, string> | undefined,
 ): Promise<PreparedRun> {
   const { store, secrets } = deps;
-  const version = await store.prompts.resolveVersion(run.tenantId, run.promptSlug, {
+  // Independent reads: issued together so an asynchronous store overlaps them.
+  const versionRead = store.prompts.resolveVersion(run.tenantId, run.promptSlug, {
     kind: "id",
     id: run.promptVersionId,
   });
+  const environmentRead = loadEnvironmentVars(store, secrets, run.tenantId, run.environment);
+  const memoryRead = store.runs.memory(run.tenantId, run.threadId, run.channel);
+  // Whichever is not awaited first must not become an unhandled rejection.
+  environmentRead.catch(() => {});
+  memoryRead.catch(() => {});
+  const version = await versionRead;
   if (!version) {
     throw new PromptrunError(
       "not_found",
@@ -268,7 +279,7 @@ async function prepare(
 
   let environmentEnv: Record<string, string>;
   try {
-    environmentEnv = await loadEnvironmentVars(store, secrets, run.tenantId, run.environment);
+    environmentEnv = await environmentRead;
   } catch (error) {
     if (PromptrunError.isInstance(error)) throw error;
     throw new PromptrunError(
@@ -299,7 +310,7 @@ async function prepare(
   const exchange = rendered.filter(
     (message): message is MemoryMessage => message.role === "user" || message.role === "assistant",
   );
-  const memory = await store.runs.memory(run.tenantId, run.threadId, run.channel);
+  const memory = await memoryRead;
   return { definition, resolved, messages: [...system, ...memory, ...exchange], exchange };
 }
 
@@ -313,9 +324,6 @@ function consumedBy(observation: AttemptObservation, messages: PromptMessage[]):
   const input = observation.announcedInputTokens ?? (output > 0 ? estimateTokens(messages) : 0);
   return { input, inputCached: 0, output, reasoning: 0, total: input + output };
 }
-
-const toModelMessages = (messages: PromptMessage[]): ModelMessage[] =>
-  messages.map((message) => ({ role: message.role, content: message.content }));
 
 /** One provider call: streams tokens to the thread, with idle and whole-attempt timeouts. */
 async function runAttempt(
@@ -336,56 +344,51 @@ async function runAttempt(
   // A cancel that landed just before the listener existed must still stop this attempt.
   if (runSignal.aborted) forwardRunAbort();
   const attemptTimer = setTimeout(() => abort(new RunInterruption("timeout")), config.run.attemptTimeoutMs);
-  let idleTimer: ReturnType<typeof setTimeout> | undefined;
-  const touch = () => {
-    clearTimeout(idleTimer);
-    idleTimer = setTimeout(() => abort(new RunInterruption("idle")), config.run.idleTimeoutMs);
+  // The idle watchdog is re-armed lazily: a part only stamps the time, and the timer (when it
+  // fires) re-schedules itself for what is left, so a token costs no timer churn.
+  const idleTimeoutMs = config.run.idleTimeoutMs;
+  let lastActivity = performance.now();
+  const checkIdle = () => {
+    const idleFor = performance.now() - lastActivity;
+    if (idleFor >= idleTimeoutMs) abort(new RunInterruption("idle"));
+    else idleTimer = setTimeout(checkIdle, idleTimeoutMs - idleFor);
   };
-  touch();
+  let idleTimer: ReturnType<typeof setTimeout> = setTimeout(checkIdle, idleTimeoutMs);
+  const touch = () => {
+    lastActivity = performance.now();
+  };
 
-  const { model, observation } = observeAttempt(resolved.model as LanguageModelV4, touch);
-  const params = definition.params;
+  const observation = emptyObservation();
   let output = "";
   let index = 0;
   let streamError: unknown;
-  let finished: { usage: TokenUsage; reason: string } | null = null;
   try {
-    const result = streamText({
-      model,
-      messages: toModelMessages(prepared.messages),
-      allowSystemInMessages: true,
-      maxRetries: 0,
-      abortSignal: controller.signal,
-      temperature: params.temperature,
-      topP: params.topP,
-      maxOutputTokens: params.maxOutputTokens,
-      stopSequences: params.stopSequences,
-      seed: params.seed,
-      // Errors arrive as stream parts; the default handler would log them to the console.
-      onError: () => {},
-    });
-    for await (const part of result.fullStream) {
-      if (part.type === "text-delta") {
-        if (part.text.length === 0) continue;
-        if (index === 0) onFirstToken();
-        output += part.text;
-        events.publish(run.tenantId, run.threadId, {
-          type: "run.token",
-          data: { runId: run.id, channel: run.channel, index: index++, delta: part.text },
-        });
-      } else if (part.type === "error") {
-        streamError ??= part.error;
-      } else if (part.type === "finish") {
-        finished = { usage: tokenUsageFromSdk(part.totalUsage), reason: part.finishReason };
-      }
-    }
+    await streamModelText(
+      resolved.model as LanguageModelV4,
+      {
+        messages: prepared.messages,
+        params: definition.params,
+        signal: controller.signal,
+        onActivity: touch,
+        onText: (delta) => {
+          if (index === 0) onFirstToken();
+          output += delta;
+          events.publish(run.tenantId, run.threadId, {
+            type: "run.token",
+            data: { runId: run.id, channel: run.channel, index: index++, delta },
+          });
+        },
+      },
+      observation,
+    );
   } catch (error) {
-    streamError ??= error;
+    streamError = error;
   } finally {
     clearTimeout(attemptTimer);
     clearTimeout(idleTimer);
     runSignal.removeEventListener("abort", forwardRunAbort);
   }
+  streamError ??= observation.streamError;
 
   const interruption = RunInterruption.of(controller.signal);
   const classify = (error: unknown) =>
@@ -412,7 +415,13 @@ async function runAttempt(
       consumed: consumedBy(observation, prepared.messages),
     };
   }
-  if (!finished || finished.reason === "error" || finished.reason === "interrupted") {
+  const finishReason = observation.finishReason;
+  if (
+    !observation.reportedUsage ||
+    finishReason === null ||
+    finishReason === "error" ||
+    finishReason === "interrupted"
+  ) {
     const failure: AttemptFailure = {
       retryable: true,
       reason: "stream_interrupted",
@@ -421,5 +430,5 @@ async function runAttempt(
     };
     return { ok: false, failure, interruption: null, consumed: consumedBy(observation, prepared.messages) };
   }
-  return { ok: true, output, usage: finished.usage };
+  return { ok: true, output, usage: tokenUsageFromProvider(observation.reportedUsage) };
 }

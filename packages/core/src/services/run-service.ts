@@ -11,6 +11,7 @@ import { canonicalHash } from "./canonical-json.ts";
 import { formatValidationError } from "./format-validation-error.ts";
 import { clampPage } from "./page.ts";
 import { describeMissingVersion, parseVersionSegment } from "./parse-version-segment.ts";
+import { createPendingRunCounter, type PendingRunCounter } from "./pending-run-counter.ts";
 import { toPromptRun } from "./to-prompt-run.ts";
 import { uuidv7 } from "./uuidv7.ts";
 
@@ -22,6 +23,8 @@ export interface RunServiceDependencies {
   secrets: SecretBox;
   rateLimits: RateLimitService;
   newId?: () => string;
+  /** The per-tenant pending cap's bookkeeping; default: counted in the store now and then. */
+  pendingRuns?: PendingRunCounter;
 }
 
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
@@ -42,6 +45,9 @@ const newRunRecord = (run: NewRun): RunRecord => ({
 export function createRunService(dependencies: RunServiceDependencies): RunService {
   const { store, config, clock, engine, secrets, rateLimits } = dependencies;
   const newId = dependencies.newId ?? (() => uuidv7(clock.now().getTime()));
+  const pendingRuns =
+    dependencies.pendingRuns ??
+    createPendingRunCounter({ countPending: (tenantId) => store.runs.countPending(tenantId), clock });
 
   const requireRun = async (tenantId: string, id: string): Promise<RunRecord> => {
     // Malformed ids and other tenants' runs read exactly like unknown ones (DESIGN.md: never 403).
@@ -102,14 +108,7 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
         if (existing) return replay(existing, requestHash);
       }
 
-      // 7. Queue cap per tenant.
-      if ((await store.runs.countPending(tenant.id)) >= config.maxPendingRunsPerTenant)
-        throw rateLimited(
-          `too many pending runs (limit ${config.maxPendingRunsPerTenant}); retry when some have finished`,
-          1,
-        );
-
-      // 8. The run: envVars only ever reach the store encrypted.
+      // 7. The run: envVars only ever reach the store encrypted.
       const envVars = request.envVars;
       const hasEnvVars = envVars !== undefined && Object.keys(envVars).length > 0;
       const run: NewRun = {
@@ -139,9 +138,19 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
               threadId: run.threadId,
               createdAt: now,
             };
+
+      // 8. Queue cap per tenant (kept in memory: a COUNT per create grows with the queue).
+      const reservation = await pendingRuns.reserve(tenant.id, config.maxPendingRunsPerTenant);
+      if (reservation === null)
+        throw rateLimited(
+          `too many pending runs (limit ${config.maxPendingRunsPerTenant}); retry when some have finished`,
+          1,
+        );
       try {
         await store.runs.create(run, idempotency, { idempotencyExpiredBefore: notBefore });
+        reservation.created();
       } catch (error) {
+        reservation.abandoned();
         // A concurrent request with the same key won the race: answer as its replay.
         if (idempotencyKey !== undefined && PromptrunError.isInstance(error) && error.code === "conflict") {
           const winner = await store.runs.findIdempotency(tenant.id, idempotencyKey, notBefore);
@@ -176,7 +185,7 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
       if (run.status !== "pending") throw conflict("run has already ended");
       // The engine ends the run (failed, "cancelled", keeping the cost so far); if it finished on
       // its own meanwhile, the re-read shows that outcome instead.
-      await engine.cancel(run.id);
+      if (await engine.cancel(run.id)) pendingRuns.ended(tenantId);
       return toPromptRun(await requireRun(tenantId, run.id));
     },
   };

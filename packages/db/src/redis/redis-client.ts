@@ -32,6 +32,12 @@ export const createRedisClient = (url: string, options: RedisClientOptions = {})
 /** Waits for the server to answer a PING, or throws after `timeoutMs` with the URL (password hidden). */
 export const assertRedisReachable = async (client: RedisClient, url: string, timeoutMs = 5_000) => {
   let timer: ReturnType<typeof setTimeout> | undefined;
+  // The connection's own error says why (refused, unknown host, auth), not the retry counter.
+  let cause: unknown;
+  const remember = (error: unknown) => {
+    cause = error;
+  };
+  client.on("error", remember);
   try {
     await Promise.race([
       client.ping(),
@@ -40,11 +46,13 @@ export const assertRedisReachable = async (client: RedisClient, url: string, tim
       }),
     ]);
   } catch (error) {
+    const reason = cause ?? error;
     throw new Error(
-      `cannot reach Redis at ${redactRedisUrl(url)}: ${error instanceof Error ? error.message : String(error)}`,
+      `cannot reach Redis at ${redactRedisUrl(url)}: ${reason instanceof Error ? reason.message : String(reason)}`,
     );
   } finally {
     clearTimeout(timer);
+    client.off("error", remember);
   }
 };
 

@@ -152,7 +152,8 @@ export const runs = pgTable(
     index("runs_tenant_created_idx").on(table.tenantId, table.createdAt, table.id),
     index("runs_tenant_thread_idx").on(table.tenantId, table.threadId, table.createdAt, table.id),
     index("runs_pending_idx").on(table.tenantId, table.createdAt).where(sql`${table.status} = 'pending'`),
-    // The shared queue: pending runs per priority class, oldest first (listClaimable)…
+    // The shared queue (SQLite, one instance, leaves these two out: see ./sqlite.ts): pending runs
+    // per priority class, oldest first (listClaimable)…
     index("runs_queue_idx")
       .on(table.priority, table.createdAt, table.id)
       .where(sql`${table.status} = 'pending'`),

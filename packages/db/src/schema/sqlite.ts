@@ -159,15 +159,10 @@ export const runs = sqliteTable(
     index("runs_tenant_created_idx").on(table.tenantId, table.createdAt, table.id),
     index("runs_tenant_thread_idx").on(table.tenantId, table.threadId, table.createdAt, table.id),
     index("runs_pending_idx").on(table.tenantId, table.createdAt).where(sql`${table.status} = 'pending'`),
-    // The shared queue: pending runs per priority class, oldest first (listClaimable)…
-    index("runs_queue_idx")
-      .on(table.priority, table.createdAt, table.id)
-      .where(sql`${table.status} = 'pending'`),
-    // …each checked against the earlier pending runs of its channel (strict channel order)…
-    index("runs_channel_queue_idx")
-      .on(table.tenantId, table.threadId, table.channel, table.createdAt, table.id)
-      .where(sql`${table.status} = 'pending'`),
-    // …and the live leases of a tenant (per-tenant concurrency across instances).
+    // SQLite serves one instance, which never polls the shared queue: the Postgres schema's
+    // runs_queue_idx and runs_channel_queue_idx would only slow every create (by about a quarter,
+    // measured), so listClaimable here leans on runs_pending_idx and runs_tenant_thread_idx.
+    // The live leases of a tenant (per-tenant concurrency across instances; empty unless leased).
     index("runs_leased_idx")
       .on(table.tenantId, table.leaseUntil)
       .where(sql`${table.status} = 'pending' and ${table.leaseOwner} is not null`),

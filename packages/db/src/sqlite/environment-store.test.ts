@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { TenantRecord } from "@promptrun/core";
-import type { SqliteStore } from "./open.ts";
+import { openSqliteStore, type SqliteStore } from "./open.ts";
 import { addTenant, openTempStore } from "./test-fixtures.ts";
 
 const at = (seconds: number) => new Date(1_700_000_000_000 + seconds * 1000);
@@ -66,5 +66,21 @@ describe("SQLite EnvironmentStore", () => {
     await expect(
       store.environments.setEnvVars(Bun.randomUUIDv7(), { KEY: "value" }, at(1)),
     ).rejects.toMatchObject({ code: "invalid" });
+  });
+
+  test("a remembered environment comes back as a copy and appears once another connection creates it", async () => {
+    const created = await store.environments.ensure(acme.id, "production", Bun.randomUUIDv7(), at(1));
+    const found = await store.environments.get(acme.id, "production");
+    if (found) found.name = "changed";
+    expect(await store.environments.get(acme.id, "production")).toEqual(created);
+
+    expect(await store.environments.get(acme.id, "staging")).toBeNull();
+    const second = await openSqliteStore({ url: `file:${store.path}` });
+    try {
+      const staging = await second.environments.ensure(acme.id, "staging", Bun.randomUUIDv7(), at(2));
+      expect(await store.environments.get(acme.id, "staging")).toEqual(staging);
+    } finally {
+      await second.close();
+    }
   });
 });

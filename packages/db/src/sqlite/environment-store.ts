@@ -1,16 +1,57 @@
-import type { EnvironmentStore } from "@promptrun/core";
+import type { EnvironmentRecord, EnvironmentStore } from "@promptrun/core";
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { environments, envVars } from "../schema/sqlite.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
 import { withConstraintErrors } from "./sqlite-errors.ts";
 
-export const createEnvironmentStore = ({ db }: SqliteContext): EnvironmentStore => {
-  const byName = (tenantId: string, name: string) =>
-    db
-      .select()
-      .from(environments)
-      .where(and(eq(environments.tenantId, tenantId), eq(environments.name, name)))
-      .get() ?? null;
+/** Environments remembered at once; beyond it the oldest entry goes. */
+const MAX_CACHED_ENVIRONMENTS = 10_000;
+
+interface EnvironmentRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  created_at: number;
+}
+
+/**
+ * Every create-run looks its environment up by name: one prepared statement, and found
+ * environments are remembered. Environments are never renamed or deleted; the memory is still
+ * cleared when ANOTHER connection commits (`PRAGMA data_version`), so nothing outlives a change
+ * made elsewhere.
+ */
+export const createEnvironmentStore = ({ db, raw }: SqliteContext): EnvironmentStore => {
+  const selectByName = raw.prepare<EnvironmentRow, { tenantId: string; name: string }>(
+    "SELECT id, tenant_id, name, created_at FROM environments WHERE tenant_id = $tenantId AND name = $name",
+  );
+  const dataVersion = raw.prepare<{ data_version: number }, []>("PRAGMA data_version");
+  const found = new Map<string, EnvironmentRecord>();
+  let seenDataVersion = -1;
+
+  const byName = (tenantId: string, name: string): EnvironmentRecord | null => {
+    const current = dataVersion.get()?.data_version ?? -1;
+    if (current !== seenDataVersion) {
+      seenDataVersion = current;
+      found.clear();
+    }
+    const cacheKey = `${tenantId}\u0000${name}`;
+    const hit = found.get(cacheKey);
+    if (hit !== undefined) return { ...hit };
+    const row = selectByName.get({ tenantId, name });
+    if (row === null) return null;
+    const environment: EnvironmentRecord = {
+      id: row.id,
+      tenantId: row.tenant_id,
+      name: row.name,
+      createdAt: new Date(row.created_at),
+    };
+    if (found.size >= MAX_CACHED_ENVIRONMENTS) {
+      const oldest = found.keys().next().value;
+      if (oldest !== undefined) found.delete(oldest);
+    }
+    found.set(cacheKey, environment);
+    return { ...environment };
+  };
 
   return {
     async ensure(tenantId, name, newId, at) {

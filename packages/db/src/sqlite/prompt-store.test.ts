@@ -202,4 +202,30 @@ describe("SQLite PromptStore", () => {
       await second.close();
     }
   });
+
+  test("remembered resolutions follow pushes and tag moves made here or by another connection", async () => {
+    const resolve = store.prompts.resolveVersion;
+    const v1 = (await push(store, acme.id, "greet", "v1", ["stable"])).version;
+    expect(await resolve(acme.id, "greet", { kind: "latest" })).toEqual(v1);
+    expect(await resolve(acme.id, "greet", { kind: "tag", tag: "stable" })).toEqual(v1);
+    // One shared record per resolution: it cannot be changed by a caller.
+    const shared = await resolve(acme.id, "greet", { kind: "number", version: 1 });
+    expect(Object.isFrozen(shared?.definition.messages)).toBe(true);
+
+    const v2 = (await push(store, acme.id, "greet", "v2")).version;
+    expect(await resolve(acme.id, "greet", { kind: "latest" })).toEqual(v2);
+    await store.prompts.setTag(acme.id, "greet", { kind: "number", version: 2 }, "stable", at(3));
+    expect(await resolve(acme.id, "greet", { kind: "tag", tag: "stable" })).toEqual(v2);
+
+    // Another connection (the CLI is another process) pushes and moves the tag back.
+    const second = await openSqliteStore({ url });
+    try {
+      const v3 = (await push(second, acme.id, "greet", "v3")).version;
+      expect(await resolve(acme.id, "greet", { kind: "latest" })).toEqual(v3);
+      await second.prompts.setTag(acme.id, "greet", { kind: "number", version: 1 }, "stable", at(4));
+      expect(await resolve(acme.id, "greet", { kind: "tag", tag: "stable" })).toEqual(v1);
+    } finally {
+      await second.close();
+    }
+  });
 });

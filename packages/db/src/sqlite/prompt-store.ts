@@ -98,124 +98,226 @@ const tagMaps = (query: Queryable, promptIds: string[]): Map<string, Record<stri
   return maps;
 };
 
-export const createPromptStore = ({ db }: SqliteContext): PromptStore => ({
-  async pushVersion(input) {
-    return withConstraintErrors("prompt", () =>
-      db.transaction(
+/** Resolved versions remembered at once; beyond it the oldest entry goes. */
+const MAX_CACHED_VERSIONS = 10_000;
+
+interface VersionRow {
+  id: string;
+  prompt_id: string;
+  tenant_id: string;
+  slug: string;
+  version: number;
+  definition: string;
+  content_hash: string;
+  created_at: number;
+}
+
+const VERSION_SELECT = `SELECT v.id, v.prompt_id, v.tenant_id, p.slug, v.version, v.definition, v.content_hash, v.created_at
+  FROM prompt_versions v JOIN prompts p ON p.id = v.prompt_id`;
+const IN_PROMPT = "p.tenant_id = $tenantId AND p.slug = $slug";
+
+/** Frozen all the way down: one cached record is shared by every caller. */
+const deepFreeze = <T>(value: T): T => {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+};
+
+const toVersionRecord = (row: VersionRow): PromptVersionRecord =>
+  deepFreeze({
+    id: row.id,
+    promptId: row.prompt_id,
+    tenantId: row.tenant_id,
+    slug: row.slug,
+    version: row.version,
+    definition: JSON.parse(row.definition) as PromptVersionRecord["definition"],
+    contentHash: row.content_hash,
+    createdAt: new Date(row.created_at),
+  });
+
+type ResolveParams = Record<string, string | number>;
+
+/**
+ * Version resolution runs on every create-run (and again when the run executes): one prepared
+ * statement per selector kind, and resolved versions are remembered per (tenant, slug,
+ * selector). Numbers and ids never change meaning; `latest` and tags do, so this store's own
+ * pushes and tag moves clear the memory, and `PRAGMA data_version` (changed by any commit of
+ * ANOTHER connection, e.g. `promptrun prompts push` from the CLI) clears it before the next lookup.
+ */
+export const createPromptStore = ({ db, raw }: SqliteContext): PromptStore => {
+  const resolveStatements: Record<
+    VersionSelector["kind"],
+    ReturnType<typeof raw.prepare<VersionRow, ResolveParams>>
+  > = {
+    id: raw.prepare(`${VERSION_SELECT} WHERE ${IN_PROMPT} AND v.id = $value`),
+    number: raw.prepare(`${VERSION_SELECT} WHERE ${IN_PROMPT} AND v.version = $value`),
+    latest: raw.prepare(`${VERSION_SELECT} WHERE ${IN_PROMPT} AND v.version = p.latest_version`),
+    tag: raw.prepare(
+      `${VERSION_SELECT} JOIN prompt_tags g ON g.prompt_id = p.id AND g.version_id = v.id WHERE ${IN_PROMPT} AND g.tag = $value`,
+    ),
+  };
+  const dataVersion = raw.prepare<{ data_version: number }, []>("PRAGMA data_version");
+  const resolved = new Map<string, PromptVersionRecord>();
+  let seenDataVersion = -1;
+
+  const selectorValue = (selector: VersionSelector): string | number => {
+    switch (selector.kind) {
+      case "id":
+        return selector.id;
+      case "number":
+        return selector.version;
+      case "latest":
+        return "";
+      case "tag":
+        return selector.tag;
+    }
+  };
+
+  const resolveCached = (tenantId: string, slug: string, selector: VersionSelector) => {
+    const current = dataVersion.get()?.data_version ?? -1;
+    if (current !== seenDataVersion) {
+      seenDataVersion = current;
+      resolved.clear();
+    }
+    const value = selectorValue(selector);
+    const cacheKey = `${tenantId}\u0000${slug}\u0000${selector.kind}\u0000${value}`;
+    const hit = resolved.get(cacheKey);
+    if (hit !== undefined) return hit;
+    const params: ResolveParams = selector.kind === "latest" ? { tenantId, slug } : { tenantId, slug, value };
+    const row = resolveStatements[selector.kind].get(params);
+    if (row === null) return null;
+    const version = toVersionRecord(row);
+    if (resolved.size >= MAX_CACHED_VERSIONS) {
+      const oldest = resolved.keys().next().value;
+      if (oldest !== undefined) resolved.delete(oldest);
+    }
+    resolved.set(cacheKey, version);
+    return version;
+  };
+
+  return {
+    async pushVersion(input) {
+      resolved.clear();
+      return withConstraintErrors("prompt", () =>
+        db.transaction(
+          (tx) => {
+            let prompt = tx
+              .select()
+              .from(prompts)
+              .where(and(eq(prompts.tenantId, input.tenantId), eq(prompts.slug, input.slug)))
+              .get();
+            if (!prompt) {
+              prompt = {
+                id: input.newPromptId,
+                tenantId: input.tenantId,
+                slug: input.slug,
+                latestVersion: 0,
+                createdAt: input.at,
+                updatedAt: input.at,
+              };
+              tx.insert(prompts).values(prompt).run();
+            }
+            const newest =
+              prompt.latestVersion > 0 ? resolve(tx, input.tenantId, input.slug, { kind: "latest" }) : null;
+            let version: PromptVersionRecord;
+            let created: boolean;
+            if (newest && newest.contentHash === input.contentHash) {
+              version = newest;
+              created = false;
+            } else {
+              version = {
+                id: input.newVersionId,
+                promptId: prompt.id,
+                tenantId: input.tenantId,
+                slug: input.slug,
+                version: prompt.latestVersion + 1,
+                definition: input.definition,
+                contentHash: input.contentHash,
+                createdAt: input.at,
+              };
+              const { slug: _slug, ...row } = version;
+              tx.insert(promptVersions).values(row).run();
+              tx.update(prompts)
+                .set({ latestVersion: version.version, updatedAt: input.at })
+                .where(eq(prompts.id, prompt.id))
+                .run();
+              created = true;
+            }
+            for (const tag of new Set(input.tags)) pointTag(tx, version, tag, input.at);
+            return { version, created, tags: tagsOfVersion(tx, version.id) };
+          },
+          { behavior: "immediate" },
+        ),
+      );
+    },
+
+    async setTag(tenantId, slug, selector, tag, at) {
+      resolved.clear();
+      return db.transaction(
         (tx) => {
-          let prompt = tx
-            .select()
-            .from(prompts)
-            .where(and(eq(prompts.tenantId, input.tenantId), eq(prompts.slug, input.slug)))
-            .get();
-          if (!prompt) {
-            prompt = {
-              id: input.newPromptId,
-              tenantId: input.tenantId,
-              slug: input.slug,
-              latestVersion: 0,
-              createdAt: input.at,
-              updatedAt: input.at,
-            };
-            tx.insert(prompts).values(prompt).run();
-          }
-          const newest =
-            prompt.latestVersion > 0 ? resolve(tx, input.tenantId, input.slug, { kind: "latest" }) : null;
-          let version: PromptVersionRecord;
-          let created: boolean;
-          if (newest && newest.contentHash === input.contentHash) {
-            version = newest;
-            created = false;
-          } else {
-            version = {
-              id: input.newVersionId,
-              promptId: prompt.id,
-              tenantId: input.tenantId,
-              slug: input.slug,
-              version: prompt.latestVersion + 1,
-              definition: input.definition,
-              contentHash: input.contentHash,
-              createdAt: input.at,
-            };
-            const { slug: _slug, ...row } = version;
-            tx.insert(promptVersions).values(row).run();
-            tx.update(prompts)
-              .set({ latestVersion: version.version, updatedAt: input.at })
-              .where(eq(prompts.id, prompt.id))
-              .run();
-            created = true;
-          }
-          for (const tag of new Set(input.tags)) pointTag(tx, version, tag, input.at);
-          return { version, created, tags: tagsOfVersion(tx, version.id) };
+          const version = resolve(tx, tenantId, slug, selector);
+          if (version) pointTag(tx, version, tag, at);
+          return version;
         },
         { behavior: "immediate" },
-      ),
-    );
-  },
+      );
+    },
 
-  async setTag(tenantId, slug, selector, tag, at) {
-    return db.transaction(
-      (tx) => {
-        const version = resolve(tx, tenantId, slug, selector);
-        if (version) pointTag(tx, version, tag, at);
-        return version;
-      },
-      { behavior: "immediate" },
-    );
-  },
+    async resolveVersion(tenantId, slug, selector) {
+      return resolveCached(tenantId, slug, selector);
+    },
 
-  async resolveVersion(tenantId, slug, selector) {
-    return resolve(db, tenantId, slug, selector);
-  },
+    async getPrompt(tenantId, slug) {
+      const prompt = db
+        .select()
+        .from(prompts)
+        .where(and(eq(prompts.tenantId, tenantId), eq(prompts.slug, slug)))
+        .get();
+      if (!prompt) return null;
+      return { ...prompt, tags: tagMaps(db, [prompt.id]).get(prompt.id) ?? {} };
+    },
 
-  async getPrompt(tenantId, slug) {
-    const prompt = db
-      .select()
-      .from(prompts)
-      .where(and(eq(prompts.tenantId, tenantId), eq(prompts.slug, slug)))
-      .get();
-    if (!prompt) return null;
-    return { ...prompt, tags: tagMaps(db, [prompt.id]).get(prompt.id) ?? {} };
-  },
+    async listPrompts(tenantId, page) {
+      const after = page.cursor ? decodeCursor(page.cursor, ["string"])[0] : null;
+      const rows = db
+        .select()
+        .from(prompts)
+        .where(and(eq(prompts.tenantId, tenantId), after === null ? undefined : gt(prompts.slug, after)))
+        .orderBy(asc(prompts.slug))
+        .limit(page.limit + 1)
+        .all();
+      const result = pageFrom(rows, page.limit, (row) => [row.slug]);
+      const tags = tagMaps(
+        db,
+        result.items.map((row) => row.id),
+      );
+      const items: PromptRecord[] = result.items.map((row) => ({ ...row, tags: tags.get(row.id) ?? {} }));
+      return { items, nextCursor: result.nextCursor };
+    },
 
-  async listPrompts(tenantId, page) {
-    const after = page.cursor ? decodeCursor(page.cursor, ["string"])[0] : null;
-    const rows = db
-      .select()
-      .from(prompts)
-      .where(and(eq(prompts.tenantId, tenantId), after === null ? undefined : gt(prompts.slug, after)))
-      .orderBy(asc(prompts.slug))
-      .limit(page.limit + 1)
-      .all();
-    const result = pageFrom(rows, page.limit, (row) => [row.slug]);
-    const tags = tagMaps(
-      db,
-      result.items.map((row) => row.id),
-    );
-    const items: PromptRecord[] = result.items.map((row) => ({ ...row, tags: tags.get(row.id) ?? {} }));
-    return { items, nextCursor: result.nextCursor };
-  },
+    async listVersions(tenantId, slug, page) {
+      const before = page.cursor ? decodeCursor(page.cursor, ["number"])[0] : null;
+      const rows = db
+        .select(versionColumns)
+        .from(promptVersions)
+        .innerJoin(prompts, eq(prompts.id, promptVersions.promptId))
+        .where(
+          and(
+            eq(prompts.tenantId, tenantId),
+            eq(prompts.slug, slug),
+            before === null ? undefined : lt(promptVersions.version, before),
+          ),
+        )
+        .orderBy(desc(promptVersions.version))
+        .limit(page.limit + 1)
+        .all();
+      return pageFrom(rows, page.limit, (row) => [row.version]);
+    },
 
-  async listVersions(tenantId, slug, page) {
-    const before = page.cursor ? decodeCursor(page.cursor, ["number"])[0] : null;
-    const rows = db
-      .select(versionColumns)
-      .from(promptVersions)
-      .innerJoin(prompts, eq(prompts.id, promptVersions.promptId))
-      .where(
-        and(
-          eq(prompts.tenantId, tenantId),
-          eq(prompts.slug, slug),
-          before === null ? undefined : lt(promptVersions.version, before),
-        ),
-      )
-      .orderBy(desc(promptVersions.version))
-      .limit(page.limit + 1)
-      .all();
-    return pageFrom(rows, page.limit, (row) => [row.version]);
-  },
-
-  async tagsOf(versionId) {
-    return tagsOfVersion(db, versionId);
-  },
-});
+    async tagsOf(versionId) {
+      return tagsOfVersion(db, versionId);
+    },
+  };
+};

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { ApiKeyRecord, TenantRecord } from "@promptrun/core";
-import type { SqliteStore } from "./open.ts";
+import { openSqliteStore, type SqliteStore } from "./open.ts";
 import { addTenant, openTempStore } from "./test-fixtures.ts";
 
 class ManualClock {
@@ -69,6 +69,31 @@ describe("SQLite TenantStore", () => {
 
     await store.tenants.revokeApiKeys({ id: key.id }, clock.now());
     expect(await store.tenants.findApiKeyByHash(key.hash)).toBeNull();
+  });
+
+  test("a remembered key reflects revocations and subscription changes made here or by another connection", async () => {
+    const acme = await addTenant(store);
+    const key = apiKey(acme.id, "pr_live_efgh", "e".repeat(64));
+    await store.tenants.createApiKey(key);
+    expect((await store.tenants.findApiKeyByHash(key.hash))?.tenant.subscriptionActive).toBe(true);
+    // Callers get copies: changing one does not change what the next caller sees.
+    const found = await store.tenants.findApiKeyByHash(key.hash);
+    if (found) found.tenant.subscriptionActive = false;
+    expect((await store.tenants.findApiKeyByHash(key.hash))?.tenant.subscriptionActive).toBe(true);
+
+    await store.tenants.setSubscription(acme.id, false);
+    expect((await store.tenants.findApiKeyByHash(key.hash))?.tenant.subscriptionActive).toBe(false);
+
+    // Another connection (the CLI is another process) commits: the next lookup sees it.
+    const other = await openSqliteStore({ url: `file:${store.path}`, clock });
+    try {
+      await other.tenants.setSubscription(acme.id, true);
+      expect((await store.tenants.findApiKeyByHash(key.hash))?.tenant.subscriptionActive).toBe(true);
+      await other.tenants.revokeApiKeys({ id: key.id }, clock.now());
+      expect(await store.tenants.findApiKeyByHash(key.hash)).toBeNull();
+    } finally {
+      await other.close();
+    }
   });
 
   test("a duplicate key hash is a conflict and a key of an unknown tenant is invalid", async () => {

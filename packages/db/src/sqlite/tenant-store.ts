@@ -6,96 +6,174 @@ import { withConstraintErrors } from "./sqlite-errors.ts";
 
 /** last_used_at is refreshed at most this often per key, so authentication rarely writes. */
 const LAST_USED_GRANULARITY_MS = 60_000;
+/** Keys remembered at once (active keys only); beyond it the oldest entry goes. */
+const MAX_CACHED_KEYS = 10_000;
 
-export const createTenantStore = ({ db, clock }: SqliteContext): TenantStore => ({
-  async create(tenant: TenantRecord) {
-    withConstraintErrors("tenant", () => db.insert(tenants).values(tenant).run());
+type FoundKey = { key: ApiKeyRecord; tenant: TenantRecord };
+
+interface KeyRow {
+  id: string;
+  tenant_id: string;
+  prefix: string;
+  hash: string;
+  created_at: number;
+  revoked_at: number | null;
+  last_used_at: number | null;
+  tenant_name: string;
+  subscription_active: number;
+  tenant_created_at: number;
+}
+
+const toFoundKey = (row: KeyRow): FoundKey => ({
+  key: {
+    id: row.id,
+    tenantId: row.tenant_id,
+    prefix: row.prefix,
+    hash: row.hash,
+    createdAt: new Date(row.created_at),
+    revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
+    lastUsedAt: row.last_used_at === null ? null : new Date(row.last_used_at),
   },
-
-  async get(id) {
-    return db.select().from(tenants).where(eq(tenants.id, id)).get() ?? null;
-  },
-
-  async list() {
-    return db.select().from(tenants).orderBy(asc(tenants.createdAt), asc(tenants.id)).all();
-  },
-
-  async setSubscription(id, active) {
-    const updated = db
-      .update(tenants)
-      .set({ subscriptionActive: active })
-      .where(eq(tenants.id, id))
-      .returning({ id: tenants.id })
-      .all();
-    return updated.length > 0;
-  },
-
-  async createApiKey(key: ApiKeyRecord) {
-    withConstraintErrors("API key", () => db.insert(apiKeys).values(key).run());
-  },
-
-  async findApiKeyByHash(hash) {
-    const row = db
-      .select({ key: apiKeys, tenant: tenants })
-      .from(apiKeys)
-      .innerJoin(tenants, eq(tenants.id, apiKeys.tenantId))
-      .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)))
-      .get();
-    if (!row) return null;
-    const now = clock.now();
-    if (
-      row.key.lastUsedAt === null ||
-      now.getTime() - row.key.lastUsedAt.getTime() >= LAST_USED_GRANULARITY_MS
-    ) {
-      try {
-        db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, row.key.id)).run();
-        row.key.lastUsedAt = now;
-      } catch {
-        // Bookkeeping only: a busy database must not fail authentication.
-      }
-    }
-    return row;
-  },
-
-  async listApiKeys(tenantId) {
-    return db
-      .select()
-      .from(apiKeys)
-      .where(eq(apiKeys.tenantId, tenantId))
-      .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id))
-      .all();
-  },
-
-  async revokeApiKeys(match, at) {
-    return db.transaction(
-      (tx) => {
-        const active = isNull(apiKeys.revokedAt);
-        let targets: ApiKeyRecord[];
-        if (match.id !== undefined) {
-          targets = tx
-            .select()
-            .from(apiKeys)
-            .where(and(eq(apiKeys.id, match.id), active))
-            .all();
-        } else if (match.prefix !== undefined && match.prefix !== "") {
-          // The given text may be the displayed prefix or any leading part of it.
-          targets = tx
-            .select()
-            .from(apiKeys)
-            .where(and(sql`substr(${apiKeys.prefix}, 1, ${match.prefix.length}) = ${match.prefix}`, active))
-            .all();
-          // A prefix naming several keys revokes nothing: the caller must be more specific.
-          if (targets.length > 1) return [];
-        } else {
-          throw new PromptrunError("invalid", "revokeApiKeys needs an id or a prefix");
-        }
-        for (const target of targets) {
-          tx.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, target.id)).run();
-          target.revokedAt = at;
-        }
-        return targets;
-      },
-      { behavior: "immediate" },
-    );
+  tenant: {
+    id: row.tenant_id,
+    name: row.tenant_name,
+    subscriptionActive: row.subscription_active === 1,
+    createdAt: new Date(row.tenant_created_at),
   },
 });
+
+/** Copies, so a caller that changes what it got cannot change the cache. */
+const copyFoundKey = (found: FoundKey): FoundKey => ({ key: { ...found.key }, tenant: { ...found.tenant } });
+
+/**
+ * Authentication runs on every request: its lookup is one prepared statement, and active keys
+ * are remembered. The memory is exact, not a TTL: this store's own writes clear it, and
+ * `PRAGMA data_version` (which changes when any OTHER connection commits, e.g. the CLI revoking a
+ * key or switching a subscription) clears it before the next lookup.
+ */
+export const createTenantStore = ({ db, raw, clock }: SqliteContext): TenantStore => {
+  const selectKeyByHash = raw.prepare<KeyRow, { hash: string }>(
+    `SELECT k.id, k.tenant_id, k.prefix, k.hash, k.created_at, k.revoked_at, k.last_used_at,
+            t.name AS tenant_name, t.subscription_active, t.created_at AS tenant_created_at
+       FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
+      WHERE k.hash = $hash AND k.revoked_at IS NULL`,
+  );
+  const touchKey = raw.prepare<never, { id: string; at: number }>(
+    "UPDATE api_keys SET last_used_at = $at WHERE id = $id",
+  );
+  const dataVersion = raw.prepare<{ data_version: number }, []>("PRAGMA data_version");
+  const keysByHash = new Map<string, FoundKey>();
+  let seenDataVersion = -1;
+
+  /** Forgets every remembered key when another connection has committed since the last look. */
+  const dropIfChangedElsewhere = () => {
+    const current = dataVersion.get()?.data_version ?? -1;
+    if (current !== seenDataVersion) {
+      seenDataVersion = current;
+      keysByHash.clear();
+    }
+  };
+  const remember = (hash: string, found: FoundKey) => {
+    if (keysByHash.size >= MAX_CACHED_KEYS) {
+      const oldest = keysByHash.keys().next().value;
+      if (oldest !== undefined) keysByHash.delete(oldest);
+    }
+    keysByHash.set(hash, found);
+  };
+  /** After a write here: what a remembered key says about its tenant or itself may be stale. */
+  const forgetKeys = () => keysByHash.clear();
+
+  return {
+    async create(tenant: TenantRecord) {
+      withConstraintErrors("tenant", () => db.insert(tenants).values(tenant).run());
+    },
+
+    async get(id) {
+      return db.select().from(tenants).where(eq(tenants.id, id)).get() ?? null;
+    },
+
+    async list() {
+      return db.select().from(tenants).orderBy(asc(tenants.createdAt), asc(tenants.id)).all();
+    },
+
+    async setSubscription(id, active) {
+      forgetKeys();
+      const updated = db
+        .update(tenants)
+        .set({ subscriptionActive: active })
+        .where(eq(tenants.id, id))
+        .returning({ id: tenants.id })
+        .all();
+      return updated.length > 0;
+    },
+
+    async createApiKey(key: ApiKeyRecord) {
+      withConstraintErrors("API key", () => db.insert(apiKeys).values(key).run());
+    },
+
+    async findApiKeyByHash(hash) {
+      dropIfChangedElsewhere();
+      let found = keysByHash.get(hash);
+      if (found === undefined) {
+        const row = selectKeyByHash.get({ hash });
+        if (row === null) return null;
+        found = toFoundKey(row);
+        remember(hash, found);
+      }
+      const now = clock.now();
+      const lastUsedAt = found.key.lastUsedAt;
+      if (lastUsedAt === null || now.getTime() - lastUsedAt.getTime() >= LAST_USED_GRANULARITY_MS) {
+        try {
+          touchKey.run({ id: found.key.id, at: now.getTime() });
+          found.key.lastUsedAt = now;
+        } catch {
+          // Bookkeeping only: a busy database must not fail authentication.
+        }
+      }
+      return copyFoundKey(found);
+    },
+
+    async listApiKeys(tenantId) {
+      return db
+        .select()
+        .from(apiKeys)
+        .where(eq(apiKeys.tenantId, tenantId))
+        .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id))
+        .all();
+    },
+
+    async revokeApiKeys(match, at) {
+      forgetKeys();
+      return db.transaction(
+        (tx) => {
+          const active = isNull(apiKeys.revokedAt);
+          let targets: ApiKeyRecord[];
+          if (match.id !== undefined) {
+            targets = tx
+              .select()
+              .from(apiKeys)
+              .where(and(eq(apiKeys.id, match.id), active))
+              .all();
+          } else if (match.prefix !== undefined && match.prefix !== "") {
+            // The given text may be the displayed prefix or any leading part of it.
+            targets = tx
+              .select()
+              .from(apiKeys)
+              .where(and(sql`substr(${apiKeys.prefix}, 1, ${match.prefix.length}) = ${match.prefix}`, active))
+              .all();
+            // A prefix naming several keys revokes nothing: the caller must be more specific.
+            if (targets.length > 1) return [];
+          } else {
+            throw new PromptrunError("invalid", "revokeApiKeys needs an id or a prefix");
+          }
+          for (const target of targets) {
+            tx.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, target.id)).run();
+            target.revokedAt = at;
+          }
+          return targets;
+        },
+        { behavior: "immediate" },
+      );
+    },
+  };
+};

@@ -95,12 +95,16 @@ describe("SQLite busy: another process holds the write lock", () => {
 /** The disk-full test needs a tiny tmpfs: root with mount rights (true on this machine kind and its CI). */
 const canMountTmpfs = (() => {
   const probe = mkdtempSync(join(tmpdir(), "promptrun-mount-probe-"));
-  const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", probe], { stderr: "pipe" });
+  const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", probe], {
+    stderr: "pipe",
+  });
   if (mounted.exitCode === 0) {
     Bun.spawnSync(["umount", probe]);
     return true;
   }
-  console.warn(`storage-faults: cannot mount a tmpfs here (${mounted.stderr.toString().trim()}): skipping the disk-full test`);
+  console.warn(
+    `storage-faults: cannot mount a tmpfs here (${mounted.stderr.toString().trim()}): skipping the disk-full test`,
+  );
   return false;
 })();
 

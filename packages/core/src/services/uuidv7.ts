@@ -6,6 +6,8 @@
  */
 let lastMilliseconds = 0;
 let sequence = 0;
+/** Two hex digits per byte value: formatting is on every create's path. */
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 
 export function uuidv7(nowMilliseconds: number = Date.now()): string {
   const random = new Uint8Array(10);
@@ -31,8 +33,12 @@ export function uuidv7(nowMilliseconds: number = Date.now()): string {
   bytes[7] = sequence & 0xff;
   bytes[8] = 0x80 | (random[2]! & 0x3f);
   bytes.set(random.subarray(3, 10), 9);
-  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  let id = "";
+  for (let index = 0; index < 16; index++) {
+    if (index === 4 || index === 6 || index === 8 || index === 10) id += "-";
+    id += HEX[bytes[index]!]!;
+  }
+  return id;
 }
 
 /** The creation time encoded in a UUIDv7. */

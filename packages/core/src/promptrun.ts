@@ -70,6 +70,9 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
     clock,
     ...outgoing,
     ...(deps.cluster ? { owner: deps.cluster.owner } : {}),
+    ...(deps.logError !== undefined
+      ? { onError: (error: unknown) => deps.logError?.("webhook delivery loop failed", error) }
+      : {}),
   });
   const engine =
     deps.engine ??

@@ -127,6 +127,19 @@ describe("engine crash safety and shutdown", () => {
     expect(started.type === "run.started" && started.data.attempt).toBe(2);
   });
 
+  test("a run interrupted by restarts too many times fails instead of looping forever", async () => {
+    const openai = track(startFakeOpenAI({ type: "stream", tokens: ["never"] }));
+    const fixture = track(await createEngineFixture(openAIOptions(openai)));
+    const run = await fixture.createRun({ enqueue: false });
+    // Every earlier process died while running it (say it takes the process down with it).
+    await fixture.store.runs.markStarted(run.id, new Date(), fixture.config.run.maxAttempts + 10);
+    await fixture.engine.start();
+    const ended = await fixture.waitForEnd(run.id);
+    expect(ended.status).toBe("failed");
+    expect(ended.error).toContain("interrupted");
+    expect(openai.requests).toHaveLength(0);
+  });
+
   test("resumed runs keep their order and decrypt their envVars from the record", async () => {
     const fixture = track(
       await createEngineFixture({

@@ -50,6 +50,9 @@ export type ExecutionOutcome =
 
 export const CANCELLED = "cancelled";
 
+/** Attempts a resumed run may take past config.run.maxAttempts (interruptions are not its fault). */
+const RESUMES_BEYOND_ATTEMPT_LIMIT = 10;
+
 /** Rough tokens of text when a provider reported nothing (≈ 4 characters per token). */
 const estimateTokens = (messages: PromptMessage[]): number =>
   Math.ceil(messages.reduce((sum, message) => sum + message.content.length, 0) / 4);
@@ -144,7 +147,15 @@ export async function executeRun(
   const { definition } = prepared;
   modelLabel = definition.model;
 
-  // A resumed run continues its attempt count but always gets at least one more attempt.
+  // A resumed run continues its attempt count but always gets at least one more attempt, up to a
+  // bound: a run that keeps taking the process down with it must not loop across restarts.
+  if (run.attempts >= config.run.maxAttempts + RESUMES_BEYOND_ATTEMPT_LIMIT) {
+    return endFailed(
+      `run was interrupted ${run.attempts} times (server restarts); giving up`,
+      false,
+      run.attempts,
+    );
+  }
   const firstAttempt = run.attempts + 1;
   const lastAllowedAttempt = Math.max(config.run.maxAttempts, firstAttempt);
   let tokensSinceStartedEvent = true;

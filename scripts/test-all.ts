@@ -1,18 +1,28 @@
-/** Ends the process with a code (named so it reads as what it is). */
-const exitProcess: (code?: number) => never = process.exit.bind(process);
 /**
  * The whole test suite: every package's tests through turbo, then the end-to-end suites in
- * tests/. Prints one closing line, "N passed, N failed", summed over every bun test run.
+ * tests/ on SQLite, then the same suites again on Postgres + Redis (PROMPTRUN_E2E_DATABASE=postgres)
+ * when both answer. The Postgres pass runs every file but the scale-out suite (Postgres-only
+ * already, run in the SQLite pass) and tests/support's own unit tests: the whole of it takes about
+ * as long as the SQLite pass (~1.5 min on 2 cores), so no subset is needed. Prints one closing
+ * line, "N passed, N failed", summed over every bun test run.
  */
+import { Glob } from "bun";
+
+/** Ends the process with a code (named so it reads as what it is). */
+const exitProcess: (code?: number) => never = process.exit.bind(process);
+
 /** SGR colour sequences: ESC [ … m. Built from a string so the regex holds no control character. */
 const ANSI_COLOR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
 
-const run = async (command: string[]): Promise<{ code: number; passed: number; failed: number }> => {
+const run = async (
+  command: string[],
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number; passed: number; failed: number }> => {
   const child = Bun.spawn(command, {
     cwd: `${import.meta.dir}/..`,
     stdout: "pipe",
     stderr: "pipe",
-    env: process.env,
+    env: { ...process.env, ...extraEnv },
   });
   let passed = 0;
   let failed = 0;
@@ -38,9 +48,47 @@ const run = async (command: string[]): Promise<{ code: number; passed: number; f
   return { code: await child.exited, passed, failed };
 };
 
-const units = await run(["bunx", "turbo", "run", "test", "--concurrency=2", "--output-logs=full"]);
-const endToEnd = await run(["bun", "test", "--cwd", "tests", "--timeout", "120000"]);
-const passed = units.passed + endToEnd.passed;
-const failed = units.failed + endToEnd.failed;
+/** Whether a TCP connection to the URL's host and port opens within two seconds. */
+const reachable = async (url: string, defaultPort: number): Promise<boolean> => {
+  const { hostname, port } = new URL(url);
+  const attempt = new Promise<boolean>((resolve) => {
+    Bun.connect({
+      hostname,
+      port: Number(port || defaultPort),
+      socket: {
+        open(socket) {
+          socket.end();
+          resolve(true);
+        },
+        data() {},
+        connectError() {
+          resolve(false);
+        },
+      },
+    }).catch(() => resolve(false));
+  });
+  return Promise.race([attempt, Bun.sleep(2_000).then(() => false)]);
+};
+
+const E2E = ["bun", "test", "--cwd", "tests", "--timeout", "120000"];
+const postgresUrl = process.env.PROMPTRUN_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const redisUrl = process.env.PROMPTRUN_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+/** Every end-to-end file but scale-out (already on Postgres) and tests/support's unit tests. */
+const postgresFiles = [...new Glob("**/*.test.ts").scanSync(`${import.meta.dir}/../tests`)]
+  .filter((path) => !/(^|\/)(node_modules|scale-out|support)\//.test(path))
+  .sort()
+  .map((path) => `./${path}`);
+
+const results = [await run(["bunx", "turbo", "run", "test", "--concurrency=2", "--output-logs=full"])];
+results.push(await run(E2E, { PROMPTRUN_E2E_DATABASE: "sqlite" }));
+const [postgresUp, redisUp] = await Promise.all([reachable(postgresUrl, 5432), reachable(redisUrl, 6379)]);
+if (postgresUp && redisUp) {
+  console.log(`\nend-to-end suite on Postgres + Redis (${postgresFiles.length} files)`);
+  results.push(await run([...E2E, ...postgresFiles], { PROMPTRUN_E2E_DATABASE: "postgres" }));
+} else {
+  console.log("postgres/redis not reachable: skipping the end-to-end suite on Postgres");
+}
+const passed = results.reduce((sum, result) => sum + result.passed, 0);
+const failed = results.reduce((sum, result) => sum + result.failed, 0);
 console.log(`\n${passed} passed, ${failed} failed`);
-exitProcess(units.code !== 0 || endToEnd.code !== 0 || failed > 0 ? 1 : 0);
+exitProcess(results.some((result) => result.code !== 0) || failed > 0 ? 1 : 0);

@@ -1,10 +1,9 @@
 /**
  * Kill the server (SIGKILL) while many runs are queued and executing, restart it on the same
- * SQLite file: every accepted run completes exactly once, and thread memory holds each
- * exchange once.
+ * database (SQLite file, or Postgres where the restarted instance takes the dead one's leases
+ * over): every accepted run completes exactly once, and thread memory holds each exchange once.
  */
 
-import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { api, startServer, type TestServer, waitForRun } from "./support/server.ts";
 
@@ -33,13 +32,10 @@ test("SIGKILL mid-flight: every accepted run finishes exactly once after a resta
   await Bun.sleep(400);
   await server.kill();
 
-  const databasePath = server.env.DATABASE_URL!.slice("file:".length);
-  const before = new Database(databasePath, { readonly: true });
-  const pendingAtCrash = (
-    before.query("select count(*) as n from runs where status = 'pending'").get() as { n: number }
-  ).n;
-  before.close();
-  expect(pendingAtCrash).toBeGreaterThan(0);
+  const [pending] = await server.sql<{ n: number | string }>(
+    "select count(*) as n from runs where status = 'pending'",
+  );
+  expect(Number(pending?.n)).toBeGreaterThan(0);
 
   server = await server.restart();
   for (const { id } of accepted) {
@@ -47,12 +43,10 @@ test("SIGKILL mid-flight: every accepted run finishes exactly once after a resta
     expect(run.status).toBe("completed");
   }
 
-  const after = new Database(databasePath, { readonly: true });
-  const perRun = after
-    .query("select run_id as runId, count(*) as n from messages group by run_id")
-    .all() as Array<{ runId: string; n: number }>;
-  after.close();
-  const counts = new Map(perRun.map((row) => [row.runId, row.n]));
+  const perRun = await server.sql<{ run_id: string; n: number | string }>(
+    "select run_id, count(*) as n from messages group by run_id",
+  );
+  const counts = new Map(perRun.map((row) => [row.run_id, Number(row.n)]));
   for (const { id } of accepted) {
     // One user message and one assistant output per run: nothing duplicated by the re-run.
     expect(counts.get(id)).toBe(2);

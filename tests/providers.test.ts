@@ -151,8 +151,9 @@ describe("OpenAI chat completions format", () => {
       tokens: Array.from({ length: 500 }, (_, i) => `t${i} `),
       tokenDelayMs: 20,
     });
-    const { id } = await start("ask-openai", { inputs: { message: "long" } });
+    // Counted before the create: the run may reach the provider before its 202 is read.
     const requestIndex = openai.requests.length;
+    const { id } = await start("ask-openai", { inputs: { message: "long" } });
     await openai.waitForRequests(requestIndex + 1);
     await Bun.sleep(300);
     const cancelledAt = Date.now();

@@ -46,13 +46,13 @@ describe("Idempotency-Key on POST /api/v1/prompts/{slug}/{version}/runs", () => 
     expect(second.headers.get("idempotent-replayed")).toBe("true");
     expect(second.headers.get("location")).toBe(`/api/v1/promptruns/${original.id}`);
     expect(await second.json()).toEqual(original);
-    expect(runsWithKey(key)).toBe(1);
+    expect(await runsWithKey(key)).toBe(1);
   });
 
   test("the same key with a different body is a 409 with an error body and creates nothing", async () => {
     const key = `conflict-${crypto.randomUUID()}`;
     expect((await createRun({ inputs: { name: "Ada" } }, key)).status).toBe(202);
-    const before = countRows(server, "select count(*) as n from runs");
+    const before = await countRows(server, "select count(*) as n from runs");
     for (const body of [{ inputs: { name: "Grace" } }, { inputs: { name: "Ada" }, priority: "low" }]) {
       const conflict = await createRun(body, key);
       expect(conflict.status).toBe(409);
@@ -66,12 +66,12 @@ describe("Idempotency-Key on POST /api/v1/prompts/{slug}/{version}/runs", () => 
       headers: { "idempotency-key": key },
     });
     expect(otherPrompt.status).toBe(409);
-    expect(countRows(server, "select count(*) as n from runs")).toBe(before);
+    expect(await countRows(server, "select count(*) as n from runs")).toBe(before);
   });
 
   test("50 concurrent duplicates create exactly one run and all get its id", async () => {
     const key = `burst-${crypto.randomUUID()}`;
-    const before = countRows(server, "select count(*) as n from runs");
+    const before = await countRows(server, "select count(*) as n from runs");
     const responses = await Promise.all(
       Array.from({ length: 50 }, () => createRun({ inputs: { name: "Burst" } }, key)),
     );
@@ -86,9 +86,9 @@ describe("Idempotency-Key on POST /api/v1/prompts/{slug}/{version}/runs", () => 
     const replayed = responses.filter((response) => response.headers.get("idempotent-replayed") === "true");
     expect(replayed.length).toBe(49);
 
-    expect(countRows(server, "select count(*) as n from runs")).toBe(before + 1);
-    expect(countRows(server, "select count(*) as n from idempotency_keys where key = ?", key)).toBe(1);
-    expect(runsWithKey(key)).toBe(1);
+    expect(await countRows(server, "select count(*) as n from runs")).toBe(before + 1);
+    expect(await countRows(server, "select count(*) as n from idempotency_keys where key = ?", key)).toBe(1);
+    expect(await runsWithKey(key)).toBe(1);
   });
 
   test("keys are scoped per tenant: another tenant's identical key and body start its own run", async () => {
@@ -113,7 +113,7 @@ describe("Idempotency-Key on POST /api/v1/prompts/{slug}/{version}/runs", () => 
       `/api/v1/promptruns/${mine.id}`,
     );
     expect(crossRead.status).toBe(404);
-    expect(countRows(server, "select count(*) as n from idempotency_keys where key = ?", key)).toBe(2);
+    expect(await countRows(server, "select count(*) as n from idempotency_keys where key = ?", key)).toBe(2);
   });
 
   test("a malformed key is a 400; a replay still works after a restart", async () => {

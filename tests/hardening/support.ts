@@ -1,9 +1,8 @@
 /**
- * Helpers shared by the hardening suites: tenants and prompts through the real CLI, a read-only
- * view of the server's SQLite file, the server's resident memory, Prometheus samples and raw
- * sockets.
+ * Helpers shared by the hardening suites: tenants and prompts through the real CLI, row counts
+ * in the server's database (either dialect), the server's resident memory, Prometheus samples
+ * and raw sockets.
  */
-import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,26 +43,23 @@ export const echoPrompt = (slug: string, delayMs = 0) => ({
   messages: [{ role: "user", content: "{{text}}" }],
 });
 
-/** SIGKILL and delete the data directory: for servers with long runs in flight (no 10 s grace). */
+/** SIGKILL and delete the data set: for servers with long runs in flight (no 10 s grace). */
 export async function discard(server: TestServer): Promise<void> {
   await server.kill();
-  rmSync(server.dataDir, { recursive: true, force: true });
+  await server.dispose();
 }
 
-export const databasePathOf = (server: TestServer): string => server.env.DATABASE_URL!.slice("file:".length);
+/** The SQLite file of a server on SQLite (for the tests that are about the file itself). */
+export const databasePathOf = (server: TestServer): string => {
+  if (server.dialect !== "sqlite") throw new Error("databasePathOf: the server is not on SQLite");
+  return server.env.DATABASE_URL!.slice("file:".length);
+};
 
-/** Runs `read` on a read-only connection to the server's SQLite file (WAL readers never block it). */
-export function withDatabase<T>(server: TestServer, read: (database: Database) => T): T {
-  const database = new Database(databasePathOf(server), { readonly: true });
-  try {
-    return read(database);
-  } finally {
-    database.close();
-  }
+/** The `n` of a `select count(*) as n …` query (Postgres returns bigint counts as text). */
+export async function countRows(server: TestServer, sql: string, ...params: string[]): Promise<number> {
+  const [row] = await server.sql<{ n: number | string }>(sql, params);
+  return Number(row?.n);
 }
-
-export const countRows = (server: TestServer, sql: string, ...params: string[]): number =>
-  withDatabase(server, (database) => (database.query(sql).get(...params) as { n: number }).n);
 
 /** Resident set size of a process in KiB, from /proc/<pid>/status. */
 export function residentKb(pid: number): number {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { api, startServer, type TestServer, waitForRun } from "../support/server.ts";
-import { waitUntil, withDatabase } from "./support.ts";
+import { waitUntil } from "./support.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -44,18 +44,20 @@ async function exhaust(environment: string, url: string) {
   const { id } = (await created.json()) as { id: string };
   expect((await waitForRun(server, id)).status).toBe("completed");
 
-  const deliveryOf = () =>
-    withDatabase(
-      server,
-      (database) =>
-        database.query("select status, attempts from webhook_deliveries where run_id = ?").get(id) as {
-          status: string;
-          attempts: number;
-        } | null,
+  const deliveryOf = async () => {
+    const [row] = await server.sql<{ status: string; attempts: number }>(
+      "select status, attempts from webhook_deliveries where run_id = ?",
+      [id],
     );
-  await waitUntil(() => deliveryOf()?.status === "failed", "the delivery to end failed", 20_000);
+    return row;
+  };
+  await waitUntil(
+    async () => (await deliveryOf())?.status === "failed",
+    "the delivery to end failed",
+    20_000,
+  );
   const attempts = await server.cli<Attempt[]>("webhooks", "attempts", server.tenantId, "--run", id);
-  return { id, delivery: deliveryOf()!, attempts: attempts.json };
+  return { id, delivery: (await deliveryOf())!, attempts: attempts.json };
 }
 
 describe("webhook receiver down for the whole retry schedule", () => {

@@ -1,10 +1,10 @@
 /**
- * Starts the real server (`promptrun serve`) as a child process on 127.0.0.1, port 0, with a
- * real SQLite file in a temporary directory, and runs CLI commands against the same database.
+ * Starts the real server (`promptrun serve`) as a child process on 127.0.0.1, port 0, on a data
+ * set of its own (a SQLite file, or with PROMPTRUN_E2E_DATABASE=postgres a fresh Postgres database
+ * and Redis prefix: see ./data-set.ts), and runs CLI commands against the same database.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
+import { createDataSet, type DataSet, type E2eDialect, type SqlParameter } from "./data-set.ts";
 
 const CLI = resolve(import.meta.dir, "../../apps/server/src/cli.ts");
 
@@ -13,6 +13,8 @@ export interface TestServer {
   apiKey: string;
   tenantId: string;
   dataDir: string;
+  /** The storage this server runs on (PROMPTRUN_E2E_DATABASE). */
+  dialect: E2eDialect;
   env: Record<string, string>;
   process: ReturnType<typeof Bun.spawn>;
   /** Captured stdout+stderr, for debugging failures. */
@@ -25,7 +27,17 @@ export interface TestServer {
   kill(): Promise<void>;
   /** Start again on the same database (and the same port unless told otherwise). */
   restart(extraEnv?: Record<string, string>): Promise<TestServer>;
-  /** Stop and delete the data directory. */
+  /**
+   * Queries the server's database directly, in either dialect (`?` placeholders; SQLite
+   * read-only unless `write`). Postgres returns its own types: Date, parsed JSON, bigint counts as
+   * strings (wrap counts in Number()).
+   */
+  sql<T = Record<string, unknown>>(
+    query: string,
+    params?: SqlParameter[],
+    options?: { write?: boolean },
+  ): Promise<T[]>;
+  /** Stop and delete the data set (directory; on Postgres the database and Redis keys too). */
   dispose(): Promise<void>;
 }
 
@@ -65,13 +77,24 @@ async function readFirstJsonLine(
 }
 
 export async function startServer(options: StartOptions = {}): Promise<TestServer> {
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "promptrun-e2e-"));
+  const dataSet = await createDataSet(options.dataDir);
+  try {
+    return await launch(dataSet, options);
+  } catch (error) {
+    await dataSet.dispose().catch(() => {});
+    throw error;
+  }
+}
+
+/** Starts a server on an existing data set (first start and restarts). */
+async function launch(dataSet: DataSet, options: StartOptions): Promise<TestServer> {
+  const dataDir = dataSet.dataDir;
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "",
     HOME: process.env.HOME ?? "/tmp",
     PORT: "0",
     HOST: "127.0.0.1",
-    DATABASE_URL: `file:${join(dataDir, "promptrun.db")}`,
+    ...dataSet.env,
     LOG_LEVEL: "warn",
     PROMPTRUN_SEED_DEMO: options.seedDemo === false ? "false" : "true",
     PROMPTRUN_ALLOW_PRIVATE_URLS: "true",
@@ -89,7 +112,9 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     }).catch(async (error: unknown) => {
       // Give stderr a moment to arrive, so the failure shows what the server said.
       await Promise.race([child.exited, Bun.sleep(1_000)]);
-      throw new Error(`${error instanceof Error ? error.message : String(error)} (exit ${child.exitCode}):\n${output}`);
+      throw new Error(
+        `${error instanceof Error ? error.message : String(error)} (exit ${child.exitCode}):\n${output}`,
+      );
     }),
     child.exited.then((code) => {
       throw new Error(`server exited with ${code} before it was ready:\n${output}`);
@@ -104,6 +129,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     apiKey: ready.demo?.apiKey ?? "",
     tenantId: ready.demo?.tenantId ?? "",
     dataDir,
+    dialect: dataSet.dialect,
     env,
     process: child,
     logs: () => output,
@@ -135,16 +161,18 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     async restart(extraEnv = {}) {
       await server.stop();
       const port = new URL(server.url).port;
-      const next = await startServer({
-        dataDir,
+      const next = await launch(dataSet, {
         env: { ...options.env, PORT: port, ...extraEnv },
         seedDemo: false,
       });
       return Object.assign(next, { apiKey: server.apiKey, tenantId: server.tenantId });
     },
+    sql<T>(query: string, params?: SqlParameter[], sqlOptions?: { write?: boolean }) {
+      return dataSet.sql<T>(query, params, sqlOptions);
+    },
     async dispose() {
       await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await dataSet.dispose();
     },
   };
   return server;

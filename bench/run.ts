@@ -1,7 +1,8 @@
 /**
  * `bun run bench [-- --quick] [--only=create-run,streaming,fan-out,queue,profile]`: starts
  * everything it measures on 127.0.0.1 (server, fake upstream, Portkey, load generators,
- * subscribers), bounded in time, and writes docs/BENCHMARKS.md.
+ * subscribers), bounded in time, and writes docs/BENCHMARKS.md. `--only=scale-out` (not in the
+ * default set: it needs Postgres and Redis) writes docs/BENCHMARKS-SCALE-OUT.md instead.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,17 +17,49 @@ import { createRunSection } from "./src/sections/create-run-section.ts";
 import { fanOutSection } from "./src/sections/fan-out-section.ts";
 import { profileSection } from "./src/sections/profile-section.ts";
 import { queueSection } from "./src/sections/queue-section.ts";
+import { SCALE_OUT_TITLE, scaleOutSection } from "./src/sections/scale-out-section.ts";
 import { streamingSection } from "./src/sections/streaming-section.ts";
 
 /** Ends the process with a code. */
 const exitProcess: (code?: number) => never = process.exit.bind(process);
 
-const SECTIONS: Record<string, { title: string; run: (context: BenchContext) => Promise<SectionResult> }> = {
+/** A report file other than docs/BENCHMARKS.md, for a section outside the default set. */
+interface SeparateReport {
+  path: string;
+  heading: string;
+  howToRun: string;
+  loadGenerator?: string;
+}
+
+interface Section {
+  title: string;
+  run: (context: BenchContext) => Promise<SectionResult>;
+  /** Only with --only=<name>; written to its own report. */
+  separateReport?: SeparateReport;
+}
+
+const MAIN_REPORT = "../docs/BENCHMARKS.md";
+
+const SECTIONS: Record<string, Section> = {
   "create-run": { title: "1. Create-run throughput and latency", run: createRunSection },
   streaming: { title: "2. Streaming overhead", run: streamingSection },
   "fan-out": { title: "3. SSE fan-out", run: fanOutSection },
   queue: { title: "4. Completed runs per second and queue depth", run: queueSection },
   profile: { title: "5. Where the time goes (CPU profiles)", run: profileSection },
+  "scale-out": {
+    title: SCALE_OUT_TITLE,
+    run: scaleOutSection,
+    separateReport: {
+      path: "../docs/BENCHMARKS-SCALE-OUT.md",
+      heading: "Benchmarks: scale-out (Postgres + Redis, 1 and 3 instances)",
+      howToRun:
+        "Run it: `bun run bench -- --only=scale-out` (about 2–3 minutes; `--quick` for about 1–2). It needs Postgres and Redis " +
+        "(PROMPTRUN_BENCH_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/test, with the right to CREATE DATABASE; " +
+        "PROMPTRUN_BENCH_REDIS_URL, default redis://127.0.0.1:6379) and is skipped with one line when either is not reachable. " +
+        "Each measurement gets a fresh database and Redis key prefix, dropped and deleted at the end; nothing but loopback traffic; every child process is stopped at the end.",
+      loadGenerator: "Bun keep-alive fetch generator for every row (round-robin over several ports)",
+    },
+  },
 };
 
 const { values } = parseArgs({
@@ -38,14 +71,15 @@ const { values } = parseArgs({
   },
 });
 const quick = values.quick === true;
-const selected = values.only ? values.only.split(",").map((name) => name.trim()) : Object.keys(SECTIONS);
+const selected = values.only
+  ? values.only.split(",").map((name) => name.trim())
+  : Object.keys(SECTIONS).filter((name) => !SECTIONS[name]?.separateReport);
 for (const name of selected) {
   if (!SECTIONS[name]) {
     console.error(`unknown section '${name}'; choose from ${Object.keys(SECTIONS).join(", ")}`);
     exitProcess(2);
   }
 }
-const outPath = resolve(import.meta.dir, values.out ?? "../docs/BENCHMARKS.md");
 // The whole run is bounded: past this, every child is killed and the run fails.
 const budgetMs = (quick ? 5 : 15) * 60_000;
 const startedAt = new Date();
@@ -72,8 +106,8 @@ const scratchDir = mkdtempSync(join(tmpdir(), "promptrun-bench-run-"));
 const upstream = spawnChild(["bun", join(import.meta.dir, "src/processes/stamped-upstream.ts")], {
   fileLimit: 65_536,
 });
-const sections: SectionResult[] = [];
-const failures: Array<{ title: string; error: string }> = [];
+const sections: Array<{ name: string; result: SectionResult }> = [];
+const failures: Array<{ name: string; title: string; error: string }> = [];
 try {
   const { url } = await upstream.next<{ type: string; url: string }>("ready", 30_000);
   const context: BenchContext = {
@@ -87,14 +121,16 @@ try {
     const section = SECTIONS[name]!;
     log(`section ${section.title}`);
     try {
-      sections.push(await section.run(context));
+      const result = await section.run(context);
+      if (result.skipped) log(result.skipped);
+      else sections.push({ name, result });
     } catch (error) {
       const message =
         error instanceof Error ? error.message.split("\n").slice(0, 6).join(" ") : String(error);
       log(
         `section ${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
       );
-      failures.push({ title: section.title, error: message });
+      failures.push({ name, title: section.title, error: message });
     }
   }
 } finally {
@@ -104,23 +140,47 @@ try {
 }
 clearTimeout(watchdog);
 
-const findingsPath = join(import.meta.dir, "findings.md");
-const report = renderReport({
-  machine: machineInfo(),
-  startedAt,
-  durationSeconds: (Date.now() - startedAt.getTime()) / 1000,
-  command: `bun run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
-  quick,
-  sections,
-  failures,
-  findings: readFileSync(findingsPath, "utf8"),
-  loadAverage: { start: loadAtStart, end: loadAverage() },
-});
-await Bun.write(outPath, report);
-// The repository's formatter aligns Markdown tables: keep the generated file lint-clean.
-const formatted = Bun.spawnSync(["bunx", "biome", "format", "--write", outPath], {
-  cwd: resolve(import.meta.dir, ".."),
-});
-if (formatted.exitCode !== 0) log(`biome could not format ${outPath}: ${formatted.stderr.toString().trim()}`);
-log(`wrote ${outPath}`);
+const command = `bun run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`;
+const durationSeconds = (Date.now() - startedAt.getTime()) / 1000;
+const loadAtEnd = loadAverage();
+/** The report a section goes to: its own, or the main one (where --out points). */
+const reportOf = (name: string) => SECTIONS[name]?.separateReport ?? null;
+const reports = new Map<string, SeparateReport | null>();
+for (const name of selected) {
+  const separate = reportOf(name);
+  reports.set(separate ? separate.path : (values.out ?? MAIN_REPORT), separate);
+}
+for (const [path, separate] of reports) {
+  const own = (name: string) => (separate ? reportOf(name) === separate : !reportOf(name));
+  const ownSections = sections.filter((section) => own(section.name)).map((section) => section.result);
+  const ownFailures = failures.filter((failure) => own(failure.name));
+  // A report whose sections were all skipped keeps its previous figures.
+  if (!ownSections.length && !ownFailures.length) continue;
+  const outPath = resolve(import.meta.dir, path);
+  const report = renderReport({
+    machine: machineInfo(),
+    startedAt,
+    durationSeconds,
+    command,
+    quick,
+    sections: ownSections,
+    failures: ownFailures.map(({ title, error }) => ({ title, error })),
+    loadAverage: { start: loadAtStart, end: loadAtEnd },
+    ...(separate
+      ? {
+          heading: separate.heading,
+          howToRun: separate.howToRun,
+          ...(separate.loadGenerator ? { loadGenerator: separate.loadGenerator } : {}),
+        }
+      : { findings: readFileSync(join(import.meta.dir, "findings.md"), "utf8") }),
+  });
+  await Bun.write(outPath, report);
+  // The repository's formatter aligns Markdown tables: keep the generated file lint-clean.
+  const formatted = Bun.spawnSync(["bunx", "biome", "format", "--write", outPath], {
+    cwd: resolve(import.meta.dir, ".."),
+  });
+  if (formatted.exitCode !== 0)
+    log(`biome could not format ${outPath}: ${formatted.stderr.toString().trim()}`);
+  log(`wrote ${outPath}`);
+}
 exitProcess(failures.length ? 1 : 0);

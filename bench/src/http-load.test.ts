@@ -66,3 +66,30 @@ test("the separate process reports its result and CPU", async () => {
   expect(received).toBe(40);
   expect(result.cpuSeconds).toBeGreaterThan(0);
 });
+
+test("spreads requests round-robin over several urls", async () => {
+  const hits = [0, 0, 0];
+  const targets = hits.map((_, index) =>
+    Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch() {
+        hits[index]!++;
+        return new Response(null, { status: 204 });
+      },
+    }),
+  );
+  try {
+    const result = await runHttpLoad({
+      url: "http://127.0.0.1:9/never-used",
+      urls: targets.map((target) => `http://127.0.0.1:${target.port}/`),
+      method: "GET",
+      concurrency: 4,
+      totalRequests: 30,
+    });
+    expect(result.ok).toBe(30);
+    expect(hits).toEqual([10, 10, 10]);
+  } finally {
+    for (const target of targets) target.stop(true);
+  }
+});

@@ -2,6 +2,8 @@ import { type HistogramSnapshot, LatencyHistogram } from "./latency-histogram.ts
 
 export interface HttpLoadOptions {
   url: string;
+  /** When given, requests go round-robin over these instead of `url` (several instances). */
+  urls?: string[];
   method: string;
   headers?: Record<string, string>;
   body?: string;
@@ -41,10 +43,11 @@ export async function runHttpLoad(options: HttpLoadOptions): Promise<HttpLoadRes
 
   const worker = async () => {
     while (started < limit && performance.now() < deadline) {
+      const target = options.urls?.length ? options.urls[started % options.urls.length]! : options.url;
       started++;
       const sentAt = performance.now();
       try {
-        const response = await fetch(options.url, {
+        const response = await fetch(target, {
           method: options.method,
           headers: options.headers,
           body: options.body,

@@ -22,4 +22,6 @@ export interface SectionResult {
   /** Markdown: tables and short notes on method. */
   body: string;
   targets: TargetCheck[];
+  /** Set when the section could not run here (e.g. no Postgres): one line, logged instead of reported. */
+  skipped?: string;
 }

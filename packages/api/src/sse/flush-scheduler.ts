@@ -4,7 +4,7 @@ export interface Flushable {
   flush(): void;
 }
 
-const pending = new Set<Flushable>();
+let pending = new Set<Flushable>();
 let scheduled = false;
 
 const concat = (chunks: Uint8Array[]): Uint8Array => {
@@ -36,7 +36,10 @@ const clearJoinCache = () => {
   joinedThisTurn = new Map();
 };
 
-/** Concatenates queued chunks, sharing the result with any other subscriber holding the same ones. */
+/**
+ * Concatenates queued chunks, sharing the result with any other subscriber holding the same ones.
+ * The array is kept until the end of the turn: the caller must not change it afterwards.
+ */
 export function joinChunks(chunks: Uint8Array[]): Uint8Array {
   const first = chunks[0];
   if (first === undefined) return new Uint8Array(0);
@@ -44,7 +47,7 @@ export function joinChunks(chunks: Uint8Array[]): Uint8Array {
   const known = joinedThisTurn.get(first);
   if (known && sameChunks(known.chunks, chunks)) return known.joined;
   const joined = concat(chunks);
-  joinedThisTurn.set(first, { chunks: chunks.slice(), joined });
+  joinedThisTurn.set(first, { chunks, joined });
   if (!joinCacheClearScheduled) {
     joinCacheClearScheduled = true;
     setImmediate(clearJoinCache);
@@ -54,8 +57,9 @@ export function joinChunks(chunks: Uint8Array[]): Uint8Array {
 
 const flushAll = () => {
   scheduled = false;
-  const due = [...pending];
-  pending.clear();
+  // Swapped rather than copied: a flush that schedules another lands in the next turn's set.
+  const due = pending;
+  pending = new Set();
   for (const target of due) target.flush();
 };
 

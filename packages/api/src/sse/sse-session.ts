@@ -1,11 +1,15 @@
-import type { StreamEvent } from "@promptrun/contract";
-import type { StreamTokenClaims } from "@promptrun/core";
+import type { DeliveredThreadEvent, StreamTokenClaims } from "@promptrun/core";
 import type { ApiDeps } from "../deps.ts";
-import { createByteQueueStream } from "./byte-queue-stream.ts";
+import { type ByteQueueOwner, ByteQueueStream } from "./byte-queue-stream.ts";
 import { encodeDeliveredEvent, encodeSseMessage, pingComment } from "./encode.ts";
-import type { EndReason, StreamRegistry } from "./stream-registry.ts";
-import { openThreadFeed, type ThreadFeed } from "./thread-feed.ts";
-import { watchTokenExpiry } from "./watch-token-expiry.ts";
+import type { EndableStream, EndReason, StreamRegistry } from "./stream-registry.ts";
+import {
+  type FeedControlEvent,
+  subscribeThreadFeed,
+  type ThreadFeed,
+  type ThreadFeedSink,
+} from "./thread-feed.ts";
+import { type TokenExpiryHandler, TokenExpiryWatch } from "./watch-token-expiry.ts";
 
 export const SSE_HEADERS: Record<string, string> = {
   "content-type": "text/event-stream",
@@ -25,90 +29,132 @@ export interface SseSessionOptions {
 }
 
 /**
+ * One subscriber as one object: it is the queue's owner, the feed's sink, the token watch's
+ * handler, the registry's entry and the abort listener, so a session holds no closures of its own.
+ */
+class SseSession
+  implements ByteQueueOwner, ThreadFeedSink, TokenExpiryHandler, EndableStream, EventListenerObject
+{
+  readonly queue: ByteQueueStream;
+  private feed: ThreadFeed | null = null;
+  private watch: TokenExpiryWatch | null = null;
+  private released = false;
+  /** `id:` of the newest event queued: what a reconnect should resume from. */
+  private position: string;
+
+  constructor(
+    private readonly deps: ApiDeps,
+    private readonly request: Request,
+    private readonly registry: StreamRegistry,
+    private readonly threadId: string,
+    private readonly lastEventId: string | null,
+  ) {
+    this.position = lastEventId ?? "";
+    this.queue = new ByteQueueStream(deps.config.subscriberBufferBytes, this);
+  }
+
+  open(token: string, claims: StreamTokenClaims): void {
+    const { deps, request } = this;
+    this.registry.add(this);
+    deps.metrics?.streamOpened();
+    request.signal.addEventListener("abort", this);
+    // Each ping first checks that the token is still valid (one timer shared by all streams).
+    this.watch = new TokenExpiryWatch(
+      {
+        streamTokens: deps.services.streamTokens,
+        token,
+        threadId: claims.threadId,
+        expiresAt: claims.expiresAt,
+        intervalMs: deps.config.pingIntervalMs,
+      },
+      this,
+    );
+    const feed = subscribeThreadFeed(
+      {
+        bus: deps.services.events,
+        tenantId: claims.tenantId,
+        threadId: claims.threadId,
+        lastEventId: this.lastEventId,
+        // Half the allowance: room is left for live events that arrive before the socket drains.
+        maxReplayBytes: deps.config.subscriberBufferBytes / 2,
+      },
+      this,
+    );
+    this.feed = feed;
+    // An overflow while the feed was being opened released the session before `feed` was assigned.
+    if (this.released) feed.close();
+    // A client that disconnected before we got here never fires `abort` again.
+    if (request.signal.aborted) this.release();
+  }
+
+  /** Ends with an `end` event (registry: shutdown; also token expiry and slow consumers). */
+  end(reason: EndReason): void {
+    if (this.released) return;
+    const discardBacklog = reason === "slow_consumer";
+    // A dropped backlog never reaches the client: the end event must not advance its position.
+    const endPosition = discardBacklog
+      ? (this.queue.lastTakenEventId ?? this.lastEventId ?? "")
+      : this.position;
+    this.queue.finish(encodeSseMessage(endPosition, { type: "end", data: { reason } }), { discardBacklog });
+    this.release();
+  }
+
+  onThreadEvent(delivered: DeliveredThreadEvent): void {
+    this.position = delivered.id;
+    this.write(encodeDeliveredEvent(delivered), delivered.id);
+  }
+
+  onControlEvent(event: FeedControlEvent): void {
+    if (event.type === "reset") this.position = "";
+    this.write(encodeSseMessage(this.position, event), this.position);
+  }
+
+  onTokenValid(): void {
+    this.write(pingComment);
+  }
+
+  onTokenExpired(): void {
+    this.end("token_expired");
+  }
+
+  /** The reader went away (client disconnect). */
+  onCancel(): void {
+    this.release();
+  }
+
+  /** `abort` of the request signal. */
+  handleEvent(): void {
+    this.release();
+  }
+
+  private write(chunk: Uint8Array, eventId?: string): void {
+    if (this.queue.write(chunk, eventId) !== "overflow") return;
+    this.deps.logger.info(
+      { thread: this.threadId, queuedBytes: this.queue.queuedBytes },
+      "dropping slow SSE subscriber",
+    );
+    this.end("slow_consumer");
+  }
+
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.feed?.close();
+    this.watch?.stop();
+    this.request.signal.removeEventListener("abort", this);
+    this.registry.remove(this);
+    this.deps.metrics?.streamClosed();
+  }
+}
+
+/**
  * One subscriber's SSE response: `ready`, replay or `reset`, live events, `: ping` comments.
  * Ends with an `end` event on shutdown, token expiry (checked at each ping) or when the
  * subscriber falls `subscriberBufferBytes` behind; a client disconnect frees everything.
  */
 export function openSseSession(options: SseSessionOptions): Response {
-  const { deps, request, token, claims, registry } = options;
-  const { services, config, logger } = deps;
-  let feed: ThreadFeed | null = null;
-  let stopWatchingToken: (() => void) | undefined;
-  let released = false;
-  /** `id:` of the newest event queued: what a reconnect should resume from. */
-  let position = options.lastEventId ?? "";
-
-  const release = () => {
-    if (released) return;
-    released = true;
-    feed?.close();
-    stopWatchingToken?.();
-    request.signal.removeEventListener("abort", release);
-    unregister();
-    deps.metrics?.streamClosed();
-  };
-
-  const queue = createByteQueueStream({ maxQueuedBytes: config.subscriberBufferBytes, onCancel: release });
-
-  const end = (reason: EndReason) => {
-    if (released) return;
-    const discardBacklog = reason === "slow_consumer";
-    // A dropped backlog never reaches the client: the end event must not advance its position.
-    const endPosition = discardBacklog ? (queue.lastTakenEventId ?? options.lastEventId ?? "") : position;
-    queue.finish(encodeSseMessage(endPosition, { type: "end", data: { reason } }), { discardBacklog });
-    release();
-  };
-
-  const write = (chunk: Uint8Array, eventId?: string) => {
-    if (queue.write(chunk, eventId) === "overflow") {
-      logger.info(
-        { thread: claims.threadId, queuedBytes: queue.queuedBytes },
-        "dropping slow SSE subscriber",
-      );
-      end("slow_consumer");
-    }
-  };
-
-  const writeControl = (event: StreamEvent) => {
-    if (event.type === "reset") position = "";
-    write(encodeSseMessage(position, event), position);
-  };
-
-  const unregister = registry.add({ end });
-  deps.metrics?.streamOpened();
-  request.signal.addEventListener("abort", release);
-
-  // Each ping first checks that the token is still valid (one timer shared by all streams).
-  stopWatchingToken = watchTokenExpiry({
-    streamTokens: services.streamTokens,
-    token,
-    threadId: claims.threadId,
-    expiresAt: claims.expiresAt,
-    intervalMs: config.pingIntervalMs,
-    onValid: () => write(pingComment),
-    onExpired: () => end("token_expired"),
-  });
-
-  feed = openThreadFeed({
-    bus: services.events,
-    tenantId: claims.tenantId,
-    threadId: claims.threadId,
-    lastEventId: options.lastEventId,
-    // Half the allowance: room is left for live events that arrive before the socket drains.
-    maxReplayBytes: config.subscriberBufferBytes / 2,
-    onItem: (item) => {
-      if (item.kind === "control") {
-        writeControl(item.event);
-        return;
-      }
-      position = item.delivered.id;
-      write(encodeDeliveredEvent(item.delivered), position);
-    },
-  });
-  // An overflow while the feed was being opened released the session before `feed` was assigned.
-  if (released) feed.close();
-  // A client that disconnected before we got here never fires `abort` again.
-  if (request.signal.aborted) release();
-
-  return new Response(queue.stream, { status: 200, headers: SSE_HEADERS });
+  const { deps, request, claims } = options;
+  const session = new SseSession(deps, request, options.registry, claims.threadId, options.lastEventId);
+  session.open(options.token, claims);
+  return new Response(session.queue.stream, { status: 200, headers: SSE_HEADERS });
 }

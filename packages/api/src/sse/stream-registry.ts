@@ -8,6 +8,8 @@ export interface EndableStream {
 export interface StreamRegistry {
   /** Tracks a stream until the returned function is called. */
   add(stream: EndableStream): () => void;
+  /** Stops tracking a stream (same as calling what `add` returned). */
+  remove(stream: EndableStream): void;
   /** Ends every open stream (each sends `end` with the reason); returns how many there were. */
   closeAll(reason: EndReason): number;
   readonly size: number;
@@ -21,6 +23,9 @@ export function createStreamRegistry(): StreamRegistry {
       return () => {
         streams.delete(stream);
       };
+    },
+    remove(stream) {
+      streams.delete(stream);
     },
     closeAll(reason) {
       const open = [...streams];

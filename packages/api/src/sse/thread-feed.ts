@@ -2,10 +2,18 @@ import type { StreamEvent } from "@promptrun/contract";
 import type { DeliveredThreadEvent, ThreadEventBus } from "@promptrun/core";
 import { encodeDeliveredEvent } from "./encode.ts";
 
+export type FeedControlEvent = Extract<StreamEvent, { type: "ready" | "reset" }>;
+
 /** What a subscriber receives, in order: `ready`, then the replay (or `reset`), then live events. */
 export type FeedItem =
   | { kind: "thread"; delivered: DeliveredThreadEvent }
-  | { kind: "control"; event: Extract<StreamEvent, { type: "ready" | "reset" }> };
+  | { kind: "control"; event: FeedControlEvent };
+
+/** Receives a feed's items without an item object per event (the SSE session implements it). */
+export interface ThreadFeedSink {
+  onThreadEvent(delivered: DeliveredThreadEvent): void;
+  onControlEvent(event: FeedControlEvent): void;
+}
 
 /** Reasons of a `reset` event: the client must resynchronise (e.g. re-read its runs) instead of a replay. */
 export const RESET_REASON = "last_event_id_not_in_buffer";
@@ -15,12 +23,7 @@ export interface ThreadFeed {
   close(): void;
 }
 
-/**
- * Subscribes to one tenant's thread on the bus. Events the bus delivers while the replay is still
- * being handed over are held back and passed on after it (duplicates of replayed ids dropped), so
- * a subscriber always sees one ordered sequence. Shared by the SSE endpoint and tRPC `onEvents`.
- */
-export function openThreadFeed(options: {
+export interface ThreadFeedOptions {
   bus: ThreadEventBus;
   tenantId: string;
   threadId: string;
@@ -30,60 +33,86 @@ export function openThreadFeed(options: {
    * client far behind would be dropped as a slow consumer on every reconnect.
    */
   maxReplayBytes: number;
-  onItem: (item: FeedItem) => void;
-}): ThreadFeed {
-  const { bus, tenantId, threadId, lastEventId, onItem } = options;
-  let handingOverReplay = true;
-  let closed = false;
-  const heldBack: DeliveredThreadEvent[] = [];
+}
 
-  const subscription = bus.subscribe(
-    tenantId,
-    threadId,
-    (delivered) => {
-      if (closed) return;
-      if (handingOverReplay) heldBack.push(delivered);
-      else onItem({ kind: "thread", delivered });
-    },
-    lastEventId === null ? undefined : { lastEventId },
-  );
+/** One subscriber's bus subscription: a listener closure and a few fields, nothing per event. */
+class BusThreadFeed implements ThreadFeed {
+  closed = false;
+  /** Live events that arrived while the replay was handed over; null otherwise (the usual case). */
+  private heldBack: DeliveredThreadEvent[] | null = null;
+  private handingOverReplay = true;
+  private readonly subscription: { unsubscribe(): void };
 
-  const feed: ThreadFeed = {
-    close() {
-      if (closed) return;
-      closed = true;
-      heldBack.length = 0;
-      subscription.unsubscribe();
-    },
-  };
-
-  const emit = (item: FeedItem) => {
-    if (!closed) onItem(item);
-  };
-  emit({ kind: "control", event: { type: "ready", data: { thread: threadId } } });
-  const replayedIds = new Set<string>();
-  const reset = (reason: string) =>
-    emit({ kind: "control", event: { type: "reset", data: { thread: threadId, reason } } });
-  const replay = subscription.replay;
-  if (replay?.kind === "replayed") {
-    const replayBytes = replay.events.reduce(
-      (sum, delivered) => sum + encodeDeliveredEvent(delivered).byteLength,
-      0,
+  constructor(options: ThreadFeedOptions, sink: ThreadFeedSink) {
+    const { threadId, lastEventId } = options;
+    const subscription = options.bus.subscribe(
+      options.tenantId,
+      threadId,
+      (delivered) => {
+        if (this.closed) return;
+        if (!this.handingOverReplay) sink.onThreadEvent(delivered);
+        else if (this.heldBack === null) this.heldBack = [delivered];
+        else this.heldBack.push(delivered);
+      },
+      lastEventId === null ? undefined : { lastEventId },
     );
-    if (replayBytes > options.maxReplayBytes) {
-      reset(REPLAY_TOO_LARGE_REASON);
-    } else {
-      for (const delivered of replay.events) {
-        replayedIds.add(delivered.id);
-        emit({ kind: "thread", delivered });
+    this.subscription = subscription;
+
+    sink.onControlEvent({ type: "ready", data: { thread: threadId } });
+    let replayedIds: Set<string> | null = null;
+    const replay = subscription.replay;
+    if (replay?.kind === "replayed" && !this.closed) {
+      let replayBytes = 0;
+      for (const delivered of replay.events) replayBytes += encodeDeliveredEvent(delivered).byteLength;
+      if (replayBytes > options.maxReplayBytes) {
+        this.reset(sink, threadId, REPLAY_TOO_LARGE_REASON);
+      } else if (replay.events.length > 0) {
+        replayedIds = new Set();
+        for (const delivered of replay.events) {
+          replayedIds.add(delivered.id);
+          if (!this.closed) sink.onThreadEvent(delivered);
+        }
       }
+    } else if (replay?.kind === "reset") {
+      this.reset(sink, threadId, RESET_REASON);
     }
-  } else if (replay?.kind === "reset") {
-    reset(RESET_REASON);
+    this.handingOverReplay = false;
+    const heldBack = this.heldBack;
+    this.heldBack = null;
+    if (heldBack === null) return;
+    for (const delivered of heldBack) {
+      if (!this.closed && !replayedIds?.has(delivered.id)) sink.onThreadEvent(delivered);
+    }
   }
-  handingOverReplay = false;
-  for (const delivered of heldBack.splice(0)) {
-    if (!replayedIds.has(delivered.id)) emit({ kind: "thread", delivered });
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.heldBack = null;
+    this.subscription.unsubscribe();
   }
-  return feed;
+
+  private reset(sink: ThreadFeedSink, thread: string, reason: string): void {
+    if (!this.closed) sink.onControlEvent({ type: "reset", data: { thread, reason } });
+  }
+}
+
+/**
+ * Subscribes to one tenant's thread on the bus. Events the bus delivers while the replay is still
+ * being handed over are held back and passed on after it (duplicates of replayed ids dropped), so
+ * a subscriber always sees one ordered sequence. Shared by the SSE endpoint and tRPC `onEvents`.
+ */
+export function subscribeThreadFeed(options: ThreadFeedOptions, sink: ThreadFeedSink): ThreadFeed {
+  return new BusThreadFeed(options, sink);
+}
+
+/** subscribeThreadFeed with one callback taking tagged items. */
+export function openThreadFeed(
+  options: ThreadFeedOptions & { onItem: (item: FeedItem) => void },
+): ThreadFeed {
+  const { onItem } = options;
+  return subscribeThreadFeed(options, {
+    onThreadEvent: (delivered) => onItem({ kind: "thread", delivered }),
+    onControlEvent: (event) => onItem({ kind: "control", event }),
+  });
 }

@@ -1,53 +1,81 @@
 import type { StreamTokenService } from "@promptrun/core";
-import { onSharedTick } from "./shared-ticker.ts";
+import { startSharedTick, stopSharedTick, type TickTarget } from "./shared-ticker.ts";
 
-/**
- * Calls `onExpired` once a stream token is no longer valid, checked every `intervalMs` on the
- * shared ticker: first the `exp` of the claims verified at connect time against the wall clock
- * (free), then — for a bounded number of subscribers per tick, round robin — a full re-verification
- * by the token service, so a changed signing key or the services' own clock still ends streams
- * (every subscriber of a small server is re-verified every tick). `onValid` runs on every tick
- * the token is still valid (the SSE ping). Returns a function that stops watching.
- */
-export function watchTokenExpiry(options: {
+/** Told about a watched token on each tick: still valid (time for a ping) or expired (once). */
+export interface TokenExpiryHandler {
+  onTokenValid(): void;
+  onTokenExpired(): void;
+}
+
+export interface TokenExpiryWatchOptions {
   streamTokens: StreamTokenService;
   token: string;
   threadId: string;
   /** `exp` of the claims verified when the stream opened. */
   expiresAt: Date;
   intervalMs: number;
-  onValid?: () => void;
-  onExpired: () => void;
-}): () => void {
-  const expiresAtMs = options.expiresAt.getTime();
-  let checking = false;
-  let expired = false;
-  const expire = () => {
-    if (expired) return;
-    expired = true;
-    stop();
-    options.onExpired();
-  };
-  const stop = onSharedTick(options.intervalMs, (verify) => {
-    if (Date.now() >= expiresAtMs) {
-      expire();
+}
+
+/**
+ * Calls `onTokenExpired` once a stream token is no longer valid, checked every `intervalMs` on the
+ * shared ticker: first the `exp` of the claims verified at connect time against the wall clock
+ * (free), then — for a bounded number of subscribers per tick, round robin — a full re-verification
+ * by the token service, so a changed signing key or the services' own clock still ends streams
+ * (every subscriber of a small server is re-verified every tick). `onTokenValid` runs on every
+ * tick the token is still valid (the SSE ping). One object per watch, no timer of its own.
+ */
+export class TokenExpiryWatch implements TickTarget {
+  private readonly expiresAtMs: number;
+  private checking = false;
+  private expired = false;
+
+  constructor(
+    private readonly options: TokenExpiryWatchOptions,
+    private readonly handler: TokenExpiryHandler,
+  ) {
+    this.expiresAtMs = options.expiresAt.getTime();
+    startSharedTick(options.intervalMs, this);
+  }
+
+  onTick(verify: boolean): void {
+    if (Date.now() >= this.expiresAtMs) {
+      this.expire();
       return;
     }
-    options.onValid?.();
-    if (!verify || checking) return;
-    checking = true;
-    options.streamTokens
-      .verify(options.token, options.threadId)
-      .then(
-        () => {},
-        () => expire(),
-      )
-      .finally(() => {
-        checking = false;
-      });
+    this.handler.onTokenValid();
+    if (!verify || this.checking) return;
+    this.checking = true;
+    this.options.streamTokens.verify(this.options.token, this.options.threadId).then(
+      () => {
+        this.checking = false;
+      },
+      () => {
+        this.checking = false;
+        this.expire();
+      },
+    );
+  }
+
+  /** Stops watching (no further callbacks). */
+  stop(): void {
+    this.expired = true;
+    stopSharedTick(this.options.intervalMs, this);
+  }
+
+  private expire(): void {
+    if (this.expired) return;
+    this.stop();
+    this.handler.onTokenExpired();
+  }
+}
+
+/** A TokenExpiryWatch with callbacks; returns a function that stops watching. */
+export function watchTokenExpiry(
+  options: TokenExpiryWatchOptions & { onValid?: () => void; onExpired: () => void },
+): () => void {
+  const watch = new TokenExpiryWatch(options, {
+    onTokenValid: () => options.onValid?.(),
+    onTokenExpired: () => options.onExpired(),
   });
-  return () => {
-    expired = true;
-    stop();
-  };
+  return () => watch.stop();
 }

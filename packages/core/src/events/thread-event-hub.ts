@@ -3,6 +3,13 @@ import type { Clock, DeliveredThreadEvent, ReplayResult, ThreadEventBus } from "
 
 type Listener = (event: DeliveredThreadEvent) => void;
 
+/** One subscribe() call: what deliver() walks and what unsubscribe() removes. */
+interface Subscriber {
+  readonly listener: Listener;
+  /** A resumed subscriber skips live events at or before its Last-Event-ID; null otherwise. */
+  readonly resumeAfter: number | null;
+}
+
 interface BufferedEvent {
   /** Numeric form of delivered.id. */
   sequence: number;
@@ -12,8 +19,16 @@ interface BufferedEvent {
 }
 
 interface ThreadState {
-  listeners: Set<Listener>;
-  /** Oldest first; `head` is the first live entry (the array is compacted now and then). */
+  /**
+   * The thread's only subscriber, or null when it has none or several (then in `many`). Most
+   * threads have one: 10k of them then hold no Set each.
+   */
+  single: Subscriber | null;
+  many: Set<Subscriber> | null;
+  /**
+   * Oldest first; `head` is the first live entry (the array is compacted now and then).
+   * NO_EVENTS (shared, never written) while the thread has none.
+   */
   buffer: BufferedEvent[];
   head: number;
   /** Newest event dropped from this thread's buffer (events at or before it are gone). */
@@ -65,6 +80,10 @@ export const parseEventId = (id: string): number | null => {
   return Number.isSafeInteger(value) ? value : null;
 };
 
+/** The buffer of a thread without events: shared, never pushed to. */
+const NO_EVENTS: BufferedEvent[] = [];
+Object.freeze(NO_EVENTS);
+
 /** Sequences are µs-like: this many per millisecond of the window. */
 const SEQUENCE_UNITS_PER_MS = 1000;
 /** Clock skew between instances (and the shared Redis clock) tolerated in a Last-Event-ID. */
@@ -103,8 +122,9 @@ export function createThreadEventHub(options: ThreadEventHubOptions): ThreadEven
     let state = threads.get(key);
     if (!state) {
       state = {
-        listeners: new Set(),
-        buffer: [],
+        single: null,
+        many: null,
+        buffer: NO_EVENTS,
         head: 0,
         lastDroppedSequence: null,
         knownSince: lastSequence,
@@ -125,7 +145,7 @@ export function createThreadEventHub(options: ThreadEventHubOptions): ThreadEven
     while (state.head < state.buffer.length && state.buffer[state.head]!.at < oldestKept) dropOldest(state);
     while (state.buffer.length - state.head > maxEvents) dropOldest(state);
     if (state.head === state.buffer.length) {
-      state.buffer = [];
+      state.buffer = NO_EVENTS;
       state.head = 0;
     } else if (state.head > 1024 && state.head * 2 > state.buffer.length) {
       state.buffer = state.buffer.slice(state.head);
@@ -134,7 +154,8 @@ export function createThreadEventHub(options: ThreadEventHubOptions): ThreadEven
   };
 
   const forgetIfIdle = (key: string, state: ThreadState) => {
-    if (state.listeners.size === 0 && state.head === state.buffer.length) threads.delete(key);
+    if (state.single === null && state.many === null && state.head === state.buffer.length)
+      threads.delete(key);
   };
 
   const sweep = () => {
@@ -144,6 +165,43 @@ export function createThreadEventHub(options: ThreadEventHubOptions): ThreadEven
       forgetIfIdle(key, state);
     }
   };
+
+  const notify = (subscriber: Subscriber, sequence: number, delivered: DeliveredThreadEvent) => {
+    if (subscriber.resumeAfter !== null && sequence <= subscriber.resumeAfter) return;
+    try {
+      subscriber.listener(delivered);
+    } catch (error) {
+      options.onListenerError?.(error);
+    }
+  };
+
+  /**
+   * One subscriber: what deliver() walks and what subscribe() returns. `unsubscribe` is its only
+   * closure (callers may call it detached).
+   */
+  class HubSubscription implements Subscriber {
+    private subscribed = true;
+    constructor(
+      readonly replay: ReplayResult | null,
+      private readonly key: string,
+      private readonly state: ThreadState,
+      readonly listener: Listener,
+      readonly resumeAfter: number | null,
+    ) {}
+
+    readonly unsubscribe = (): void => {
+      if (!this.subscribed) return;
+      this.subscribed = false;
+      const { state } = this;
+      const subscriber: Subscriber = this;
+      if (state.single === subscriber) state.single = null;
+      else if (state.many !== null) {
+        state.many.delete(subscriber);
+        if (state.many.size === 0) state.many = null;
+      }
+      if (threads.get(this.key) === state) forgetIfIdle(this.key, state);
+    };
+  }
 
   const sweepEveryMs = options.pruneIntervalMs ?? Math.max(1000, maxAgeMs / 4);
   const timer = setInterval(sweep, sweepEveryMs);
@@ -172,14 +230,19 @@ export function createThreadEventHub(options: ThreadEventHubOptions): ThreadEven
       lastSequence = Math.max(lastSequence, sequence);
       // One object shared by every listener: delivering costs a call per listener, no allocation.
       const delivered: DeliveredThreadEvent = { id: String(sequence), event };
-      for (const listener of state.listeners) {
-        try {
-          listener(delivered);
-        } catch (error) {
-          options.onListenerError?.(error);
-        }
+      const only = state.single;
+      if (only !== null) {
+        notify(only, sequence, delivered);
+        // Subscribed from inside that listener: a Set being walked would have reached them too.
+        if (state.many !== null) {
+          for (const subscriber of state.many)
+            if (subscriber !== only) notify(subscriber, sequence, delivered);
+        } else if (state.single !== null && state.single !== only) notify(state.single, sequence, delivered);
+      } else if (state.many !== null) {
+        for (const subscriber of state.many) notify(subscriber, sequence, delivered);
       }
       // Buffered after the fan-out, so a listener subscribing from inside a listener does not get it twice.
+      if (state.buffer === NO_EVENTS) state.buffer = [];
       state.buffer.push({ sequence, at: now, delivered });
       prune(state, now);
     },
@@ -195,30 +258,27 @@ export function createThreadEventHub(options: ThreadEventHubOptions): ThreadEven
       const replay =
         lastEventId === undefined || lastEventId === null ? null : replayAfter(state, resumeAfter, now);
       // Only a resumption filters live events: after a reset the client starts over from them.
-      const deliver: Listener =
-        resumeAfter === null || replay?.kind !== "replayed"
-          ? listener
-          : (delivered) => {
-              if (Number(delivered.id) > resumeAfter) listener(delivered);
-            };
-      state.listeners.add(deliver);
-      let subscribed = true;
-      return {
+      const subscriber = new HubSubscription(
         replay,
-        unsubscribe() {
-          if (!subscribed) return;
-          subscribed = false;
-          state.listeners.delete(deliver);
-          if (threads.get(key) === state) forgetIfIdle(key, state);
-        },
-      };
+        key,
+        state,
+        listener,
+        resumeAfter === null || replay?.kind !== "replayed" ? null : resumeAfter,
+      );
+      if (state.many !== null) state.many.add(subscriber);
+      else if (state.single === null) state.single = subscriber;
+      else {
+        state.many = new Set([state.single, subscriber]);
+        state.single = null;
+      }
+      return subscriber;
     },
 
     resetBefore(sequence) {
       knownSince = Math.max(knownSince, sequence);
       lastSequence = Math.max(lastSequence, sequence);
       for (const [key, state] of threads) {
-        state.buffer = [];
+        state.buffer = NO_EVENTS;
         state.head = 0;
         state.lastDroppedSequence = null;
         state.knownSince = lastSequence;

@@ -7,4 +7,6 @@ export interface ConformanceContext {
   store(): Store;
   /** The clock the store was opened with; each test starts it at the same instant. */
   clock: ManualClock;
+  /** The webhook's encrypted secret as stored, deleted rows included (null: no such row). */
+  storedWebhookSecret(id: string): Promise<string | null>;
 }

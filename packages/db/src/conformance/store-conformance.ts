@@ -1,7 +1,7 @@
 /**
  * One behaviour suite for every Store implementation (SQLite, Postgres): what the engine may rely
- * on, written against the Store port only. A store's test file calls describeStoreConformance
- * with a function opening a fresh, empty store; each test gets its own.
+ * on, written against the Store port (plus one look at secrets at rest). A store's test file calls
+ * describeStoreConformance with a function opening a fresh, empty store; each test gets its own.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { Clock, Store } from "@promptrun/core";
@@ -14,14 +14,21 @@ import { runConformance } from "./run-conformance.ts";
 import { tenantConformance } from "./tenant-conformance.ts";
 import { webhookConformance } from "./webhook-conformance.ts";
 
+/** A store under test, with a look at what it keeps at rest that the port does not show. */
+export type ConformanceStore = Store & {
+  close(): Promise<void>;
+  /** The webhook's encrypted secret as stored, deleted rows included (null: no such row). */
+  storedWebhookSecret(id: string): Promise<string | null>;
+};
+
 /** Opens an empty store using `clock`; its `close` also disposes of whatever the test created. */
-export type OpenConformanceStore = (options: { clock: Clock }) => Promise<Store & { close(): Promise<void> }>;
+export type OpenConformanceStore = (options: { clock: Clock }) => Promise<ConformanceStore>;
 
 const START = at(100_000);
 
 export const describeStoreConformance = (name: string, openStore: OpenConformanceStore): void => {
   describe(`${name} store conformance`, () => {
-    let current: Store | null = null;
+    let current: ConformanceStore | null = null;
     const clock = new ManualClock(START);
     const context: ConformanceContext = {
       store: () => {
@@ -29,6 +36,10 @@ export const describeStoreConformance = (name: string, openStore: OpenConformanc
         return current;
       },
       clock,
+      storedWebhookSecret: (id) => {
+        if (!current) throw new Error("no store is open outside a test");
+        return current.storedWebhookSecret(id);
+      },
     };
 
     beforeEach(async () => {

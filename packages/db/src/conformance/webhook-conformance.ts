@@ -9,7 +9,7 @@ import type {
 import type { ConformanceContext } from "./conformance-context.ts";
 import { addTenant, at, newRun, pushPrompt } from "./fixtures.ts";
 
-export const webhookConformance = ({ store }: ConformanceContext): void => {
+export const webhookConformance = ({ store, storedWebhookSecret }: ConformanceContext): void => {
   let acme: TenantRecord;
   let other: TenantRecord;
   let production: EnvironmentRecord;
@@ -281,6 +281,9 @@ export const webhookConformance = ({ store }: ConformanceContext): void => {
     expect(await store().webhooks.allEncryptedSecrets()).toEqual([
       { id: kept.id, encryptedSecret: "kept-secret" },
     ]);
+    // The deleted webhook's row stays, but its secret is gone from storage too.
+    expect(await storedWebhookSecret(webhook.id)).toBe("");
+    expect(await storedWebhookSecret(kept.id)).toBe("kept-secret");
     expect(await store().webhooks.getDelivery(acme.id, attempted.id)).toMatchObject({
       status: "failed",
       nextAttemptAt: null,

@@ -1,4 +1,4 @@
-import { PromptrunError } from "@promptrun/core";
+import { constraintError as mapConstraintError } from "../shared/constraint-error.ts";
 
 /** SQLSTATE codes this package reacts to. */
 export const SQLSTATE = {
@@ -25,13 +25,13 @@ export const sqlState = (error: unknown): string | undefined => {
  */
 export const constraintError = (what: string, error: unknown): unknown => {
   const code = sqlState(error);
-  if (code === SQLSTATE.uniqueViolation) {
-    return new PromptrunError("conflict", `${what} already exists`, { cause: error });
-  }
-  if (code === SQLSTATE.foreignKeyViolation) {
-    return new PromptrunError("invalid", `${what} refers to a missing row`, { cause: error });
-  }
-  return error;
+  const violation =
+    code === SQLSTATE.uniqueViolation
+      ? "unique"
+      : code === SQLSTATE.foreignKeyViolation
+        ? "foreign-key"
+        : null;
+  return mapConstraintError(what, violation, error);
 };
 
 /** Runs a write, mapping its constraint violations with constraintError. */

@@ -1,33 +1,15 @@
 import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
-import { and, asc, desc, eq, gt, inArray, lt, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, lt } from "drizzle-orm";
 import { prompts, promptTags, promptVersions } from "../schema/postgres.ts";
-import { decodeCursor, pageFrom } from "../sqlite/cursor.ts";
+import { decodeCursor, pageFrom } from "../shared/cursor.ts";
+import { promptVersionColumns, tagMapsFrom, versionSelectorCondition } from "../shared/prompt-columns.ts";
 import type { PostgresContext, PostgresQueryable } from "./postgres-context.ts";
 import { withConstraintErrors } from "./postgres-errors.ts";
 
-const versionColumns = {
-  id: promptVersions.id,
-  promptId: promptVersions.promptId,
-  tenantId: promptVersions.tenantId,
-  slug: prompts.slug,
-  version: promptVersions.version,
-  definition: promptVersions.definition,
-  contentHash: promptVersions.contentHash,
-  createdAt: promptVersions.createdAt,
-};
+const versionColumns = promptVersionColumns(promptVersions, prompts);
 
-const selectorCondition = (selector: VersionSelector): SQL | undefined => {
-  switch (selector.kind) {
-    case "id":
-      return eq(promptVersions.id, selector.id);
-    case "number":
-      return eq(promptVersions.version, selector.version);
-    case "latest":
-      return eq(promptVersions.version, prompts.latestVersion);
-    case "tag":
-      return eq(promptTags.tag, selector.tag);
-  }
-};
+const selectorCondition = (selector: VersionSelector) =>
+  versionSelectorCondition({ prompts, promptVersions, promptTags }, selector);
 
 /** Always scoped by tenant AND slug: an id of another prompt or tenant resolves to nothing. */
 const resolve = async (
@@ -83,20 +65,14 @@ const tagMaps = async (
   query: PostgresQueryable,
   promptIds: string[],
 ): Promise<Map<string, Record<string, number>>> => {
-  const maps = new Map<string, Record<string, number>>();
-  if (promptIds.length === 0) return maps;
+  if (promptIds.length === 0) return new Map();
   const rows = await query
     .select({ promptId: promptTags.promptId, tag: promptTags.tag, version: promptVersions.version })
     .from(promptTags)
     .innerJoin(promptVersions, eq(promptVersions.id, promptTags.versionId))
     .where(inArray(promptTags.promptId, promptIds))
     .orderBy(asc(promptTags.tag));
-  for (const row of rows) {
-    const map = maps.get(row.promptId) ?? {};
-    map[row.tag] = row.version;
-    maps.set(row.promptId, map);
-  }
-  return maps;
+  return tagMapsFrom(rows);
 };
 
 export const createPromptStore = ({ db }: PostgresContext): PromptStore => ({

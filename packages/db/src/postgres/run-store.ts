@@ -1,9 +1,17 @@
 import type { RunRecord, RunStore, WebhookDeliveryRecord } from "@promptrun/core";
-import { and, asc, count, eq, getTableColumns, gte, inArray, lt, lte, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, getTableColumns, gte, inArray, lte, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { idempotencyKeys, messages, runs, threads, webhookDeliveries } from "../schema/postgres.ts";
 import { recordColumns } from "../schema/record-columns.ts";
-import { decodeCursor, pageFrom } from "../sqlite/cursor.ts";
+import { pageFrom } from "../shared/cursor.ts";
+import {
+  channelHeadCondition,
+  completedRunChanges,
+  completionMessages,
+  failedRunChanges,
+  leaseRenewalFrom,
+  runListCondition,
+} from "../shared/run-rules.ts";
 import { listClaimableIds } from "./claimable-runs.ts";
 import type { GroupCommit } from "./group-commit.ts";
 import type { RunInsert } from "./insert-runs.ts";
@@ -22,13 +30,6 @@ const insertDeliveries = async (
   if (deliveries.length > 0) await tx.insert(webhookDeliveries).values(deliveries);
 };
 
-/** Newest first: (createdAt desc, id desc). */
-const runsBefore = (cursor: string): SQL | undefined => {
-  const [createdAtMs, id] = decodeCursor(cursor, ["number", "string"]);
-  const createdAt = new Date(createdAtMs);
-  return or(lt(runs.createdAt, createdAt), and(eq(runs.createdAt, createdAt), lt(runs.id, id)));
-};
-
 /** A RunRecord's columns (the lease columns stay out of it). */
 const runRecord = recordColumns(getTableColumns(runs));
 
@@ -40,12 +41,7 @@ const CLAIM_LOCK_NAMESPACE = 0x70720001;
 
 const earlier = alias(runs, "earlier");
 
-/** No pending run of the same channel was created before this one (it is its channel's head). */
-const isChannelHead = sql`not exists (
-  select 1 from ${runs} as "earlier"
-  where ${earlier.status} = 'pending' and ${earlier.tenantId} = ${runs.tenantId}
-    and ${earlier.threadId} = ${runs.threadId} and ${earlier.channel} = ${runs.channel}
-    and (${earlier.createdAt}, ${earlier.id}) < (${runs.createdAt}, ${runs.id}))`;
+const isChannelHead = channelHeadCondition(runs, earlier);
 
 const PRIORITIES = ["onsite", "normal", "low"] as const;
 
@@ -80,16 +76,7 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
       const rows: RunRecord[] = await db
         .select(runRecord)
         .from(runs)
-        .where(
-          and(
-            eq(runs.tenantId, tenantId),
-            filter.threadId === undefined ? undefined : eq(runs.threadId, filter.threadId),
-            filter.channel === undefined ? undefined : eq(runs.channel, filter.channel),
-            filter.slug === undefined ? undefined : eq(runs.promptSlug, filter.slug),
-            filter.status === undefined ? undefined : eq(runs.status, filter.status),
-            page.cursor ? runsBefore(page.cursor) : undefined,
-          ),
-        )
+        .where(runListCondition(runs, tenantId, filter, page.cursor))
         .orderBy(sql`${runs.createdAt} desc`, sql`${runs.id} desc`)
         .limit(page.limit + 1);
       return pageFrom(rows, page.limit, (row) => [row.createdAt.getTime(), row.id]);
@@ -114,30 +101,12 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
           // re-check `status = 'pending'` after its commit and update nothing.
           const [ended] = await tx
             .update(runs)
-            .set({
-              status: "completed",
-              output: completion.output,
-              tokenUsage: completion.tokenUsage,
-              cost: completion.cost,
-              error: null,
-              finishedAt: completion.finishedAt,
-              encryptedEnvVars: null,
-              leaseOwner: null,
-              leaseUntil: null,
-            })
+            .set(completedRunChanges(completion))
             .where(and(eq(runs.id, id), pending))
             .returning({ tenantId: runs.tenantId, threadId: runs.threadId, channel: runs.channel });
           if (!ended) return false;
           if (completion.memory.length > 0) {
-            await tx.insert(messages).values(
-              completion.memory.map((message) => ({
-                ...ended,
-                runId: id,
-                role: message.role,
-                content: message.content,
-                createdAt: completion.finishedAt,
-              })),
-            );
+            await tx.insert(messages).values(completionMessages(ended, id, completion));
           }
           await insertDeliveries(tx, completion.deliveries);
           return true;
@@ -150,15 +119,7 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
         db.transaction(async (tx) => {
           const [ended] = await tx
             .update(runs)
-            .set({
-              status: "failed",
-              error: failure.error,
-              cost: failure.cost,
-              finishedAt: failure.finishedAt,
-              encryptedEnvVars: null,
-              leaseOwner: null,
-              leaseUntil: null,
-            })
+            .set(failedRunChanges(failure))
             .where(and(eq(runs.id, id), pending))
             .returning({ id: runs.id });
           if (!ended) return false;
@@ -271,10 +232,7 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
         .set({ leaseUntil })
         .where(and(inArray(runs.id, ids), eq(runs.leaseOwner, owner), isPending))
         .returning({ id: runs.id, cancelRequestedAt: runs.cancelRequestedAt });
-      return {
-        renewed: rows.map((row) => row.id),
-        cancelRequested: rows.filter((row) => row.cancelRequestedAt !== null).map((row) => row.id),
-      };
+      return leaseRenewalFrom(rows);
     },
 
     async releaseLease(id, owner) {

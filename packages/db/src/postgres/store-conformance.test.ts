@@ -15,6 +15,14 @@ describe.skipIf(!available)("Postgres", () => {
   describeStoreConformance("Postgres", async ({ clock }) => {
     // Each test starts empty; opening also runs the (already applied) migrations check.
     await database.truncate();
-    return openPostgresStore({ url: database.url, clock, maxConnections: 4 });
+    const store = await openPostgresStore({ url: database.url, clock, maxConnections: 4 });
+    return {
+      ...store,
+      async storedWebhookSecret(id) {
+        const [row] = await store.client<{ secret: string }[]>`
+          select encrypted_secret as secret from webhooks where id = ${id}`;
+        return row?.secret ?? null;
+      },
+    };
   });
 });

@@ -1,32 +1,24 @@
 import type { WebhookDeliveryRecord, WebhookRecord, WebhookStore } from "@promptrun/core";
-import { and, asc, desc, eq, getTableColumns, isNull, lte, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, lte, sql } from "drizzle-orm";
 import { environments, webhookAttempts, webhookDeliveries, webhooks } from "../schema/postgres.ts";
 import { recordColumns } from "../schema/record-columns.ts";
+import {
+  deliveryLeaseFree,
+  liveWebhook,
+  webhookAttemptRecordColumns,
+  webhookRecordColumns,
+} from "../shared/webhook-columns.ts";
 import type { PostgresContext } from "./postgres-context.ts";
 import { withConstraintErrors } from "./postgres-errors.ts";
 
-const webhookColumns = {
-  id: webhooks.id,
-  tenantId: webhooks.tenantId,
-  environmentId: webhooks.environmentId,
-  environment: environments.name,
-  url: webhooks.url,
-  encryptedSecret: webhooks.encryptedSecret,
-  events: webhooks.events,
-  enabled: webhooks.enabled,
-  failureStreak: webhooks.failureStreak,
-  createdAt: webhooks.createdAt,
-};
+const webhookColumns = webhookRecordColumns(webhooks, environments);
 
 /** A WebhookDeliveryRecord's columns (the lease columns stay out of it). */
 const deliveryRecord = recordColumns(getTableColumns(webhookDeliveries));
 
-/** The delivery is not being sent by an instance right now (no lease, or a lapsed one). */
-const leaseFree = (now: Date) =>
-  or(isNull(webhookDeliveries.leaseOwner), lte(webhookDeliveries.leaseUntil, now));
+const leaseFree = (now: Date) => deliveryLeaseFree(webhookDeliveries, now);
 
-/** Deleted webhooks stay as rows (their deliveries and attempts point at them) but are hidden. */
-const live = isNull(webhooks.deletedAt);
+const live = liveWebhook(webhooks);
 
 export const createWebhookStore = ({ db, clock }: PostgresContext): WebhookStore => {
   const selectWebhooks = () =>
@@ -140,18 +132,7 @@ export const createWebhookStore = ({ db, clock }: PostgresContext): WebhookStore
 
     async listAttempts(tenantId, filter) {
       return db
-        .select({
-          id: webhookAttempts.id,
-          deliveryId: webhookAttempts.deliveryId,
-          attempt: webhookAttempts.attempt,
-          attemptedAt: webhookAttempts.attemptedAt,
-          responseStatus: webhookAttempts.responseStatus,
-          latencyMs: webhookAttempts.latencyMs,
-          error: webhookAttempts.error,
-          webhookId: webhookDeliveries.webhookId,
-          runId: webhookDeliveries.runId,
-          eventType: webhookDeliveries.eventType,
-        })
+        .select(webhookAttemptRecordColumns(webhookAttempts, webhookDeliveries))
         .from(webhookAttempts)
         .innerJoin(webhookDeliveries, eq(webhookDeliveries.id, webhookAttempts.deliveryId))
         .where(

@@ -1,37 +1,19 @@
 import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
-import { and, asc, desc, eq, gt, inArray, lt, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, lt } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { prompts, promptTags, promptVersions } from "../schema/sqlite.ts";
-import { decodeCursor, pageFrom } from "./cursor.ts";
+import { decodeCursor, pageFrom } from "../shared/cursor.ts";
+import { promptVersionColumns, tagMapsFrom, versionSelectorCondition } from "../shared/prompt-columns.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
 import { withConstraintErrors } from "./sqlite-errors.ts";
 
 /** A connection or an open transaction: both offer the same synchronous query builder. */
 type Queryable = Pick<BunSQLiteDatabase, "select" | "insert" | "update">;
 
-const versionColumns = {
-  id: promptVersions.id,
-  promptId: promptVersions.promptId,
-  tenantId: promptVersions.tenantId,
-  slug: prompts.slug,
-  version: promptVersions.version,
-  definition: promptVersions.definition,
-  contentHash: promptVersions.contentHash,
-  createdAt: promptVersions.createdAt,
-};
+const versionColumns = promptVersionColumns(promptVersions, prompts);
 
-const selectorCondition = (selector: VersionSelector): SQL | undefined => {
-  switch (selector.kind) {
-    case "id":
-      return eq(promptVersions.id, selector.id);
-    case "number":
-      return eq(promptVersions.version, selector.version);
-    case "latest":
-      return eq(promptVersions.version, prompts.latestVersion);
-    case "tag":
-      return eq(promptTags.tag, selector.tag);
-  }
-};
+const selectorCondition = (selector: VersionSelector) =>
+  versionSelectorCondition({ prompts, promptVersions, promptTags }, selector);
 
 /** Always scoped by tenant AND slug: an id of another prompt or tenant resolves to nothing. */
 const resolve = (
@@ -81,8 +63,7 @@ const pointTag = (query: Queryable, version: PromptVersionRecord, tag: string, a
 
 /** tag → version number, for each of the given prompts. */
 const tagMaps = (query: Queryable, promptIds: string[]): Map<string, Record<string, number>> => {
-  const maps = new Map<string, Record<string, number>>();
-  if (promptIds.length === 0) return maps;
+  if (promptIds.length === 0) return new Map();
   const rows = query
     .select({ promptId: promptTags.promptId, tag: promptTags.tag, version: promptVersions.version })
     .from(promptTags)
@@ -90,12 +71,7 @@ const tagMaps = (query: Queryable, promptIds: string[]): Map<string, Record<stri
     .where(inArray(promptTags.promptId, promptIds))
     .orderBy(asc(promptTags.tag))
     .all();
-  for (const row of rows) {
-    const map = maps.get(row.promptId) ?? {};
-    map[row.tag] = row.version;
-    maps.set(row.promptId, map);
-  }
-  return maps;
+  return tagMapsFrom(rows);
 };
 
 /** Resolved versions remembered at once; beyond it the oldest entry goes. */

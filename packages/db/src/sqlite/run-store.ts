@@ -6,12 +6,20 @@ import {
   type RunStore,
   type WebhookDeliveryRecord,
 } from "@promptrun/core";
-import { and, asc, count, eq, getTableColumns, gte, inArray, lt, lte, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, getTableColumns, gte, inArray, lte, or, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { alias } from "drizzle-orm/sqlite-core";
 import { recordColumns } from "../schema/record-columns.ts";
 import { idempotencyKeys, messages, runs, threads, webhookDeliveries } from "../schema/sqlite.ts";
-import { decodeCursor, pageFrom } from "./cursor.ts";
+import { pageFrom } from "../shared/cursor.ts";
+import {
+  channelHeadCondition,
+  completedRunChanges,
+  completionMessages,
+  failedRunChanges,
+  leaseRenewalFrom,
+  runListCondition,
+} from "../shared/run-rules.ts";
 import type { GroupCommit } from "./group-commit.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
 import { withConstraintErrors } from "./sqlite-errors.ts";
@@ -91,13 +99,6 @@ const insertDeliveries = (db: BunSQLiteDatabase, deliveries: WebhookDeliveryReco
   if (deliveries.length > 0) db.insert(webhookDeliveries).values(deliveries).run();
 };
 
-/** Newest first: (createdAt desc, id desc). */
-const runsBefore = (cursor: string): SQL | undefined => {
-  const [createdAtMs, id] = decodeCursor(cursor, ["number", "string"]);
-  const createdAt = new Date(createdAtMs);
-  return or(lt(runs.createdAt, createdAt), and(eq(runs.createdAt, createdAt), lt(runs.id, id)));
-};
-
 /** A RunRecord's columns (the lease columns stay out of it). */
 const runRecord = recordColumns(getTableColumns(runs));
 
@@ -106,12 +107,7 @@ const isPending = sql`${runs.status} = 'pending'`;
 
 const earlier = alias(runs, "earlier");
 
-/** No pending run of the same channel was created before this one (it is its channel's head). */
-const isChannelHead = sql`not exists (
-  select 1 from ${runs} as "earlier"
-  where ${earlier.status} = 'pending' and ${earlier.tenantId} = ${runs.tenantId}
-    and ${earlier.threadId} = ${runs.threadId} and ${earlier.channel} = ${runs.channel}
-    and (${earlier.createdAt}, ${earlier.id}) < (${runs.createdAt}, ${runs.id}))`;
+const isChannelHead = channelHeadCondition(runs, earlier);
 
 /** Live leases of the run's tenant, the run's own excepted (per-tenant concurrency across instances). */
 const liveLeasesOfTenant = (now: Date) => sql`(select count(*) from ${runs} as "earlier"
@@ -169,16 +165,7 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
       const rows: RunRecord[] = db
         .select(runRecord)
         .from(runs)
-        .where(
-          and(
-            eq(runs.tenantId, tenantId),
-            filter.threadId === undefined ? undefined : eq(runs.threadId, filter.threadId),
-            filter.channel === undefined ? undefined : eq(runs.channel, filter.channel),
-            filter.slug === undefined ? undefined : eq(runs.promptSlug, filter.slug),
-            filter.status === undefined ? undefined : eq(runs.status, filter.status),
-            page.cursor ? runsBefore(page.cursor) : undefined,
-          ),
-        )
+        .where(runListCondition(runs, tenantId, filter, page.cursor))
         .orderBy(sql`${runs.createdAt} desc`, sql`${runs.id} desc`)
         .limit(page.limit + 1)
         .all();
@@ -203,32 +190,14 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
       return groupCommit.submit(() => {
         const ended = db
           .update(runs)
-          .set({
-            status: "completed",
-            output: completion.output,
-            tokenUsage: completion.tokenUsage,
-            cost: completion.cost,
-            error: null,
-            finishedAt: completion.finishedAt,
-            encryptedEnvVars: null,
-            leaseOwner: null,
-            leaseUntil: null,
-          })
+          .set(completedRunChanges(completion))
           .where(and(eq(runs.id, id), pending))
           .returning({ tenantId: runs.tenantId, threadId: runs.threadId, channel: runs.channel })
           .get();
         if (!ended) return false;
         if (completion.memory.length > 0) {
           db.insert(messages)
-            .values(
-              completion.memory.map((message) => ({
-                ...ended,
-                runId: id,
-                role: message.role,
-                content: message.content,
-                createdAt: completion.finishedAt,
-              })),
-            )
+            .values(completionMessages(ended, id, completion))
             .run();
         }
         insertDeliveries(db, completion.deliveries);
@@ -240,15 +209,7 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
       return groupCommit.submit(() => {
         const ended = db
           .update(runs)
-          .set({
-            status: "failed",
-            error: failure.error,
-            cost: failure.cost,
-            finishedAt: failure.finishedAt,
-            encryptedEnvVars: null,
-            leaseOwner: null,
-            leaseUntil: null,
-          })
+          .set(failedRunChanges(failure))
           .where(and(eq(runs.id, id), pending))
           .returning({ id: runs.id })
           .get();
@@ -360,10 +321,7 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
           .where(and(inArray(runs.id, ids), eq(runs.leaseOwner, owner), isPending))
           .returning({ id: runs.id, cancelRequestedAt: runs.cancelRequestedAt })
           .all();
-        return {
-          renewed: rows.map((row) => row.id),
-          cancelRequested: rows.filter((row) => row.cancelRequestedAt !== null).map((row) => row.id),
-        };
+        return leaseRenewalFrom(rows);
       }, ENGINE_WRITE);
     },
 

@@ -1,4 +1,4 @@
-import { PromptrunError } from "@promptrun/core";
+import { constraintError } from "../shared/constraint-error.ts";
 
 const sqliteCode = (error: unknown): string | undefined =>
   error instanceof Error && "code" in error && typeof error.code === "string" ? error.code : undefined;
@@ -28,12 +28,11 @@ export const withConstraintErrors = <T>(what: string, write: () => T): T => {
   try {
     return write();
   } catch (error) {
-    if (isUniqueViolation(error)) {
-      throw new PromptrunError("conflict", `${what} already exists`, { cause: error });
-    }
-    if (isForeignKeyViolation(error)) {
-      throw new PromptrunError("invalid", `${what} refers to a missing row`, { cause: error });
-    }
-    throw error;
+    const violation = isUniqueViolation(error)
+      ? "unique"
+      : isForeignKeyViolation(error)
+        ? "foreign-key"
+        : null;
+    throw constraintError(what, violation, error);
   }
 };

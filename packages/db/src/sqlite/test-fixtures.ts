@@ -2,8 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PromptDefinition } from "@promptrun/contract";
-import type { NewRun, PromptVersionRecord, TenantRecord } from "@promptrun/core";
+import type { NewRun, PromptVersionRecord } from "@promptrun/core";
 import { openSqliteStore, type SqliteStore } from "./open.ts";
 
 export interface TempDirectory {
@@ -32,43 +31,8 @@ export const openTempStore = async (
   };
 };
 
-export const definitionOf = (text: string): PromptDefinition => ({
-  model: "dev:echo",
-  params: {},
-  inputs: {},
-  messages: [{ role: "user", content: text }],
-});
-
-export const addTenant = async (store: SqliteStore, name = "acme"): Promise<TenantRecord> => {
-  const tenant: TenantRecord = {
-    id: Bun.randomUUIDv7(),
-    name,
-    subscriptionActive: true,
-    createdAt: new Date(1_700_000_000_000),
-  };
-  await store.tenants.create(tenant);
-  return tenant;
-};
-
-export const pushPrompt = async (
-  store: SqliteStore,
-  tenantId: string,
-  slug = "greet",
-  text = "hello",
-  tags: string[] = [],
-): Promise<PromptVersionRecord> => {
-  const result = await store.prompts.pushVersion({
-    tenantId,
-    slug,
-    definition: definitionOf(text),
-    contentHash: `hash-of-${text}`,
-    tags,
-    newPromptId: Bun.randomUUIDv7(),
-    newVersionId: Bun.randomUUIDv7(),
-    at: new Date(1_700_000_000_000),
-  });
-  return result.version;
-};
+// Tenants and prompts are written through the Store port alike in both dialects' tests.
+export { addTenant, definitionOf, pushPrompt } from "../conformance/fixtures.ts";
 
 export const newRun = (version: PromptVersionRecord, overrides: Partial<NewRun> = {}): NewRun => ({
   id: Bun.randomUUIDv7(),

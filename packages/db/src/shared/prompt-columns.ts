@@ -1,0 +1,65 @@
+import type { VersionSelector } from "@promptrun/core";
+import { type AnyColumn, eq, type SQL } from "drizzle-orm";
+import { pickColumns } from "./pick-columns.ts";
+
+interface PromptVersionTable {
+  id: AnyColumn;
+  promptId: AnyColumn;
+  tenantId: AnyColumn;
+  version: AnyColumn;
+  definition: AnyColumn;
+  contentHash: AnyColumn;
+  createdAt: AnyColumn;
+}
+
+interface PromptTables {
+  prompts: { slug: AnyColumn; latestVersion: AnyColumn };
+  promptVersions: PromptVersionTable;
+  promptTags: { tag: AnyColumn };
+}
+
+const VERSION_KEY_COLUMNS = ["id", "promptId", "tenantId"] as const;
+const VERSION_RECORD_COLUMNS = ["version", "definition", "contentHash", "createdAt"] as const;
+
+/** A PromptVersionRecord's select: the version's columns plus its prompt's slug (joined). */
+export const promptVersionColumns = <V extends PromptVersionTable, P extends { slug: AnyColumn }>(
+  promptVersions: V,
+  prompts: P,
+): Pick<V, (typeof VERSION_KEY_COLUMNS)[number] | (typeof VERSION_RECORD_COLUMNS)[number]> & {
+  slug: P["slug"];
+} => ({
+  // The record's key order: the slug follows the tenant.
+  ...pickColumns(promptVersions, VERSION_KEY_COLUMNS),
+  slug: prompts.slug,
+  ...pickColumns(promptVersions, VERSION_RECORD_COLUMNS),
+});
+
+/** The condition that picks the selected version among a prompt's (a tag needs prompt_tags joined). */
+export const versionSelectorCondition = (
+  { prompts, promptVersions, promptTags }: PromptTables,
+  selector: VersionSelector,
+): SQL => {
+  switch (selector.kind) {
+    case "id":
+      return eq(promptVersions.id, selector.id);
+    case "number":
+      return eq(promptVersions.version, selector.version);
+    case "latest":
+      return eq(promptVersions.version, prompts.latestVersion);
+    case "tag":
+      return eq(promptTags.tag, selector.tag);
+  }
+};
+
+/** tag → version number, per prompt, from (promptId, tag, version) rows. */
+export const tagMapsFrom = (
+  rows: readonly { promptId: string; tag: string; version: number }[],
+): Map<string, Record<string, number>> => {
+  const maps = new Map<string, Record<string, number>>();
+  for (const row of rows) {
+    const map = maps.get(row.promptId) ?? {};
+    map[row.tag] = row.version;
+    maps.set(row.promptId, map);
+  }
+  return maps;
+};

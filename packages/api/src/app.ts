@@ -4,7 +4,12 @@ import { isBrowserFacing, preflightResponse, withCors } from "./http/cors.ts";
 import { healthResponse } from "./http/health.ts";
 import { requestIdFor } from "./http/request-id.ts";
 import { Router } from "./http/router.ts";
-import { createThreadStreamCap, onBodyEnd } from "./http/thread-stream-cap.ts";
+import {
+  createThreadStreamCap,
+  DEFAULT_MAX_STREAMS_PER_THREAD,
+  onBodyEnd,
+  threadStreamKey,
+} from "./http/thread-stream-cap.ts";
 import { createMetricsRegistry } from "./metrics/metrics-registry.ts";
 import { metricsResponse } from "./metrics/metrics-response.ts";
 import { buildOpenApiDocument } from "./openapi/build-openapi-document.ts";
@@ -25,11 +30,12 @@ export interface App {
 }
 
 export interface AppOptions {
-  /** SSE streams open at once on one (tenant, thread); more get 429. Default 50. */
+  /**
+   * Streams open at once on one (tenant, thread), SSE and tRPC subscriptions together; more get
+   * 429 / TOO_MANY_REQUESTS. Default 50.
+   */
   maxStreamsPerThread?: number;
 }
-
-const DEFAULT_MAX_STREAMS_PER_THREAD = 50;
 
 /** The stream token as the SSE handler reads it: `Authorization: Bearer`, else `?token=`. */
 function streamTokenOf(request: Request): string | null {
@@ -70,10 +76,11 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
   const { logger } = deps;
   // Built once: generating the document walks every schema.
   const openApiJson = JSON.stringify(buildOpenApiDocument({ serverUrl: deps.config.publicUrl }));
-  const trpc = createTrpcHandler(appDeps);
+  // One counter for both surfaces: a thread's cap holds across SSE and tRPC subscriptions.
+  const streamCap = createThreadStreamCap(options.maxStreamsPerThread ?? DEFAULT_MAX_STREAMS_PER_THREAD);
+  const trpc = createTrpcHandler(appDeps, { streamCap });
   const stream = createStreamHandler(appDeps);
   const scalarBundle = createScalarBundleHandler();
-  const streamCap = createThreadStreamCap(options.maxStreamsPerThread ?? DEFAULT_MAX_STREAMS_PER_THREAD);
 
   /**
    * GET /stream/:thread behind the per-thread cap. Requests whose token does not verify go
@@ -85,7 +92,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
     const claims =
       token === null ? null : await deps.services.streamTokens.verify(token, thread).catch(() => null);
     if (claims === null) return stream(request, thread, server);
-    const release = streamCap.reserve(`${claims.tenantId}\u0000${claims.threadId}`);
+    const release = streamCap.reserve(threadStreamKey(claims.tenantId, claims.threadId));
     if (release === null) {
       return errorResponse("rate_limited", "too many open streams on this thread", { "retry-after": "5" });
     }

@@ -1,6 +1,13 @@
+/** Streams open at once on one (tenant, thread) unless configured otherwise. */
+export const DEFAULT_MAX_STREAMS_PER_THREAD = 50;
+
+/** The cap's key for one thread of one tenant (thread ids are only unique per tenant). */
+export const threadStreamKey = (tenantId: string, threadId: string): string => `${tenantId}\u0000${threadId}`;
+
 /**
- * Bounds the SSE streams open at once on one (tenant, thread). A stream token is valid for one
- * thread, so this also bounds what one leaked token can hold open.
+ * Bounds the streams open at once on one (tenant, thread): SSE streams and tRPC `thread.onEvents`
+ * subscriptions count against the same slots. A stream token is valid for one thread, so this
+ * also bounds what one leaked token can hold open.
  */
 export interface ThreadStreamCap {
   /** Takes a slot for `key`; null when the key is at its cap. Call the returned release exactly once. */

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { PromptrunServices, TenantRecord } from "@promptrun/core";
 import type { ApiConfig, ApiDeps, Logger } from "../deps.ts";
+import type { ThreadStreamCap } from "../http/thread-stream-cap.ts";
 import type { StreamRegistry } from "../sse/stream-registry.ts";
 
 /** Who is calling, from `Authorization: Bearer …`. */
@@ -22,6 +23,8 @@ export interface TrpcContext {
   isOperator: boolean;
   /** Open subscriptions, so the handler can end them all at shutdown. */
   subscriptions: StreamRegistry;
+  /** Per-thread cap on open subscriptions (shared with GET /stream/:thread when mounted by the app). */
+  streamCap: ThreadStreamCap;
 }
 
 /** Stream tokens are JWTs (three base64url segments); API keys (`pr_live_…`) never contain a dot. */
@@ -50,7 +53,7 @@ async function callerOf(services: PromptrunServices, authorization: string | nul
 export async function createTrpcContext(
   deps: ApiDeps,
   request: Request,
-  subscriptions: StreamRegistry,
+  { subscriptions, streamCap }: Pick<TrpcContext, "subscriptions" | "streamCap">,
 ): Promise<TrpcContext> {
   return {
     services: deps.services,
@@ -60,5 +63,6 @@ export async function createTrpcContext(
     caller: await callerOf(deps.services, request.headers.get("authorization")),
     isOperator: adminTokenMatches(request.headers.get("x-promptrun-admin-token"), deps.config.adminToken),
     subscriptions,
+    streamCap,
   };
 }

@@ -1,6 +1,11 @@
 import { PromptrunError } from "@promptrun/core";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { type ApiDeps, defaultApiConfig } from "../deps.ts";
+import {
+  createThreadStreamCap,
+  DEFAULT_MAX_STREAMS_PER_THREAD,
+  type ThreadStreamCap,
+} from "../http/thread-stream-cap.ts";
 import { createStreamRegistry, type EndReason } from "../sse/stream-registry.ts";
 import { createAppRouter } from "./app-router.ts";
 import { createTrpcContext } from "./context.ts";
@@ -22,17 +27,26 @@ export interface TrpcHandler {
   openSubscriptions(): number;
 }
 
+export interface TrpcHandlerOptions {
+  /**
+   * Per-thread cap on open `thread.onEvents` subscriptions. Pass the SSE endpoint's cap to share
+   * one counter; default: a cap of this handler's own at DEFAULT_MAX_STREAMS_PER_THREAD.
+   */
+  streamCap?: ThreadStreamCap;
+}
+
 /** The tRPC fetch handler, mounted at `/trpc`. */
-export function createTrpcHandler(deps: ApiDeps): TrpcHandler {
+export function createTrpcHandler(deps: ApiDeps, options: TrpcHandlerOptions = {}): TrpcHandler {
   const router = createAppRouter({ pingIntervalMs: deps.config.pingIntervalMs });
   const subscriptions = createStreamRegistry();
+  const streamCap = options.streamCap ?? createThreadStreamCap(DEFAULT_MAX_STREAMS_PER_THREAD);
 
   const handle = (request: Request): Promise<Response> =>
     fetchRequestHandler({
       endpoint: "/trpc",
       req: request,
       router,
-      createContext: () => createTrpcContext(deps, request, subscriptions),
+      createContext: () => createTrpcContext(deps, request, { subscriptions, streamCap }),
       onError: ({ error, path, type }) => {
         if (!isUnexpectedError(error)) return;
         const cause = error.cause ?? error;

@@ -1,6 +1,8 @@
 import type { StreamEvent, threadSubscribeInputSchema } from "@promptrun/contract";
+import { rateLimited, type StreamTokenClaims } from "@promptrun/core";
 import { type TrackedEnvelope, tracked } from "@trpc/server";
 import type { z } from "zod";
+import { threadStreamKey } from "../http/thread-stream-cap.ts";
 import { encodeDeliveredEvent, isSafeEventId } from "../sse/encode.ts";
 import { openThreadFeed, type ThreadFeed } from "../sse/thread-feed.ts";
 import { watchTokenExpiry } from "../sse/watch-token-expiry.ts";
@@ -14,6 +16,9 @@ import { createSubscriptionInbox } from "./subscription-inbox.ts";
  */
 export type ThreadEventMessage = TrackedEnvelope<StreamEvent> | { id: ""; data: StreamEvent };
 
+/** What a refused subscriber is told to wait, as GET /stream/:thread's `Retry-After`. */
+const STREAM_CAP_RETRY_AFTER_SECONDS = 5;
+
 /** Control events are tiny; a fixed estimate keeps the byte accounting honest without encoding them. */
 const CONTROL_EVENT_BYTES = 128;
 
@@ -21,15 +26,33 @@ const control = (event: StreamEvent): ThreadEventMessage => ({ id: "", data: eve
 
 /**
  * The events of one thread for a stream-token holder: the same sequence as GET /stream/:thread
- * (ready, replay or reset, live events, end), resumable with `lastEventId`.
+ * (ready, replay or reset, live events, end), resumable with `lastEventId`. Counts against the
+ * thread's open-stream cap until it ends; past the cap it fails with TOO_MANY_REQUESTS.
  */
 export async function* threadEvents(
   ctx: TrpcContext,
   input: z.infer<typeof threadSubscribeInputSchema>,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<ThreadEventMessage, void, unknown> {
+  const claims = await ctx.services.streamTokens.verify(input.token, input.thread);
+  const release = ctx.streamCap.reserve(threadStreamKey(claims.tenantId, claims.threadId));
+  if (release === null)
+    throw rateLimited("too many open streams on this thread", STREAM_CAP_RETRY_AFTER_SECONDS);
+  try {
+    yield* verifiedThreadEvents(ctx, input, claims, signal);
+  } finally {
+    release();
+  }
+}
+
+/** threadEvents once the token is verified and a slot is held. */
+async function* verifiedThreadEvents(
+  ctx: TrpcContext,
+  input: z.infer<typeof threadSubscribeInputSchema>,
+  claims: StreamTokenClaims,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<ThreadEventMessage, void, unknown> {
   const { services, config } = ctx;
-  const claims = await services.streamTokens.verify(input.token, input.thread);
   const lastEventId = input.lastEventId && isSafeEventId(input.lastEventId) ? input.lastEventId : null;
   const inbox = createSubscriptionInbox<ThreadEventMessage>(config.subscriberBufferBytes);
   let feed: ThreadFeed | null = null;

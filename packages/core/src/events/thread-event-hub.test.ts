@@ -89,3 +89,234 @@ describe("thread event hub", () => {
     expect(parseEventId("99999999999999999")).toBeNull();
   });
 });
+
+/**
+ * A thread with one listener holds it directly; a Set exists only from the second. These walk
+ * the transitions between the two while events flow, including changes made from inside a
+ * listener during delivery.
+ */
+describe("thread event hub listeners (one-subscriber fast path)", () => {
+  /** Records which listener saw which sequence, in delivery order. */
+  const journal = () => {
+    const seen: string[] = [];
+    const listener = (name: string) => (event: DeliveredThreadEvent) => {
+      seen.push(`${name}:${Number(event.id) - BASE}`);
+    };
+    return { seen, listener };
+  };
+  const deliver = (hub: ThreadEventHub, offset: number) =>
+    hub.deliver("t", THREAD, BASE + offset, token(offset));
+
+  test("one subscriber gets each event once; a second added later gets the later ones; both in order", () => {
+    const { hub } = makeHub();
+    const { seen, listener } = journal();
+    hub.subscribe("t", THREAD, listener("a"));
+    deliver(hub, 1);
+    hub.subscribe("t", THREAD, listener("b"));
+    deliver(hub, 2);
+    hub.subscribe("t", THREAD, listener("c"));
+    deliver(hub, 3);
+    expect(seen).toEqual(["a:1", "a:2", "b:2", "a:3", "b:3", "c:3"]);
+  });
+
+  test("removing two subscribers in either order leaves the other one, then none; the idle thread is forgotten", () => {
+    for (const firstRemoved of ["a", "b"] as const) {
+      const { hub } = makeHub();
+      const { seen, listener } = journal();
+      const a = hub.subscribe("t", THREAD, listener("a"));
+      const b = hub.subscribe("t", THREAD, listener("b"));
+      const [first, second] = firstRemoved === "a" ? [a, b] : [b, a];
+      const remaining = firstRemoved === "a" ? "b" : "a";
+      first.unsubscribe();
+      deliver(hub, 1);
+      expect(seen).toEqual([`${remaining}:1`]);
+      second.unsubscribe();
+      deliver(hub, 2);
+      expect(seen).toEqual([`${remaining}:1`]);
+      // A newcomer after both left is the thread's single subscriber again and hears only new events.
+      const c = hub.subscribe("t", THREAD, listener("c"));
+      deliver(hub, 3);
+      expect(seen).toEqual([`${remaining}:1`, "c:3"]);
+      c.unsubscribe();
+      // With no listeners and no buffered events left, the thread is dropped.
+      hub.resetBefore(BASE + 100);
+      expect(hub.threadCount()).toBe(0);
+    }
+  });
+
+  test("a thread without events is forgotten when its last subscriber leaves, whichever leaves last", () => {
+    const { hub } = makeHub();
+    const a = hub.subscribe("t", THREAD, () => {});
+    expect(hub.threadCount()).toBe(1);
+    a.unsubscribe();
+    expect(hub.threadCount()).toBe(0);
+    const b = hub.subscribe("t", THREAD, () => {});
+    const c = hub.subscribe("t", THREAD, () => {});
+    b.unsubscribe();
+    expect(hub.threadCount()).toBe(1);
+    c.unsubscribe();
+    expect(hub.threadCount()).toBe(0);
+  });
+
+  test("unsubscribing twice is harmless and never removes another subscriber", () => {
+    const { hub } = makeHub();
+    const { seen, listener } = journal();
+    const a = hub.subscribe("t", THREAD, listener("a"));
+    a.unsubscribe();
+    const b = hub.subscribe("t", THREAD, listener("b"));
+    // `b` now holds the single slot `a` had: a stale unsubscribe must not clear it.
+    a.unsubscribe();
+    deliver(hub, 1);
+    const c = hub.subscribe("t", THREAD, listener("c"));
+    b.unsubscribe();
+    b.unsubscribe();
+    deliver(hub, 2);
+    // Detached calls work too (callers keep only the function).
+    const { unsubscribe } = c;
+    unsubscribe();
+    unsubscribe();
+    deliver(hub, 3);
+    expect(seen).toEqual(["b:1", "c:2"]);
+    expect(hub.threadCount()).toBe(1); // buffered events only
+  });
+
+  test("a second subscriber added during the single subscriber's delivery gets that event once, then later ones", () => {
+    const { hub } = makeHub();
+    const { seen, listener } = journal();
+    let added = false;
+    hub.subscribe("t", THREAD, (event) => {
+      listener("a")(event);
+      if (added) return;
+      added = true;
+      hub.subscribe("t", THREAD, listener("b"));
+    });
+    deliver(hub, 1);
+    deliver(hub, 2);
+    expect(seen).toEqual(["a:1", "b:1", "a:2", "b:2"]);
+  });
+
+  test("subscribers added from a listener while several are being walked also get that event", () => {
+    const { hub } = makeHub();
+    const { seen, listener } = journal();
+    let added = 0;
+    hub.subscribe("t", THREAD, listener("a"));
+    hub.subscribe("t", THREAD, (event) => {
+      listener("b")(event);
+      if (added++ === 0) hub.subscribe("t", THREAD, listener("c"));
+    });
+    deliver(hub, 1);
+    deliver(hub, 2);
+    expect(seen).toEqual(["a:1", "b:1", "c:1", "a:2", "b:2", "c:2"]);
+  });
+
+  test("the single subscriber replacing itself during delivery hands the event to its replacement", () => {
+    const { hub } = makeHub();
+    const { seen, listener } = journal();
+    const a = hub.subscribe("t", THREAD, (event) => {
+      listener("a")(event);
+      a.unsubscribe();
+      hub.subscribe("t", THREAD, listener("b"));
+    });
+    deliver(hub, 1);
+    deliver(hub, 2);
+    expect(seen).toEqual(["a:1", "b:1", "b:2"]);
+  });
+
+  test("adding a second subscriber during delivery and then leaving reaches the newcomer, not the leaver", () => {
+    const { hub } = makeHub();
+    const { seen, listener } = journal();
+    const a = hub.subscribe("t", THREAD, (event) => {
+      listener("a")(event);
+      hub.subscribe("t", THREAD, listener("b"));
+      a.unsubscribe();
+    });
+    deliver(hub, 1);
+    deliver(hub, 2);
+    expect(seen).toEqual(["a:1", "b:1", "b:2"]);
+  });
+
+  test("a subscriber removed by another listener mid-delivery misses that event", () => {
+    const { hub } = makeHub();
+    const { seen, listener } = journal();
+    let b: { unsubscribe: () => void } | null = null;
+    hub.subscribe("t", THREAD, (event) => {
+      listener("a")(event);
+      b?.unsubscribe();
+    });
+    b = hub.subscribe("t", THREAD, listener("b"));
+    deliver(hub, 1);
+    deliver(hub, 2);
+    expect(seen).toEqual(["a:1", "a:2"]);
+  });
+
+  test("a subscriber added during delivery is not handed the same event again by its replay", () => {
+    const { hub } = makeHub();
+    const { seen, listener } = journal();
+    deliver(hub, 1);
+    let replayed = null as string[] | null;
+    hub.subscribe("t", THREAD, (event) => {
+      listener("a")(event);
+      if (replayed !== null) return;
+      const late = hub.subscribe("t", THREAD, listener("b"), { lastEventId: String(BASE + 1) });
+      replayed = late.replay?.kind === "replayed" ? ids(late.replay.events) : null;
+    });
+    deliver(hub, 2);
+    expect(replayed).toEqual([]);
+    expect(seen).toEqual(["a:2", "b:2"]);
+  });
+
+  test("a throwing listener is reported and does not stop delivery, buffering or later events", () => {
+    const errors: unknown[] = [];
+    const clock = manualClock(new Date(BASE / 1000));
+    const hub = createThreadEventHub({
+      replayBufferSeconds: 60,
+      clock,
+      knownSince: BASE,
+      onListenerError: (error) => errors.push(error),
+    });
+    hubs.push(hub);
+    const { seen, listener } = journal();
+    const boom = new Error("listener failed");
+    // Alone (the direct slot) first, then ahead of another subscriber (the Set).
+    hub.subscribe("t", THREAD, (event) => {
+      listener("a")(event);
+      throw boom;
+    });
+    deliver(hub, 1);
+    hub.subscribe("t", THREAD, listener("b"));
+    deliver(hub, 2);
+    expect(seen).toEqual(["a:1", "a:2", "b:2"]);
+    expect(errors).toEqual([boom, boom]);
+    const { replay } = hub.subscribe("t", THREAD, () => {}, { lastEventId: String(BASE) });
+    expect(replay?.kind === "replayed" && ids(replay.events)).toEqual([String(BASE + 1), String(BASE + 2)]);
+  });
+
+  test("without onListenerError a throwing listener is swallowed", () => {
+    const { hub } = makeHub();
+    const { seen, listener } = journal();
+    hub.subscribe("t", THREAD, () => {
+      throw new Error("ignored");
+    });
+    hub.subscribe("t", THREAD, listener("b"));
+    expect(() => deliver(hub, 1)).not.toThrow();
+    expect(seen).toEqual(["b:1"]);
+  });
+});
+
+describe("thread event hub: the last listener leaving during delivery", () => {
+  test("the event stays replayable when a thread's only listener leaves while receiving its first event", () => {
+    for (const listeners of [1, 2]) {
+      const { hub } = makeHub();
+      const subscriptions: Array<{ unsubscribe: () => void }> = [];
+      for (let index = 0; index < listeners; index++)
+        subscriptions.push(
+          hub.subscribe("t", THREAD, () => {
+            for (const subscription of subscriptions) subscription.unsubscribe();
+          }),
+        );
+      hub.deliver("t", THREAD, BASE + 1, token(1));
+      const { replay } = hub.subscribe("t", THREAD, () => {}, { lastEventId: String(BASE) });
+      expect(replay?.kind === "replayed" && ids(replay.events)).toEqual([String(BASE + 1)]);
+    }
+  });
+});

@@ -153,7 +153,14 @@ export function createThreadEventHub(options: ThreadEventHubOptions): ThreadEven
     }
   };
 
+  /**
+   * The thread whose listeners deliver() is walking: kept even if they all leave, so the event
+   * is buffered in (and a listener subscribing meanwhile joins) the state that stays in `threads`.
+   */
+  let delivering: ThreadState | null = null;
+
   const forgetIfIdle = (key: string, state: ThreadState) => {
+    if (state === delivering) return;
     if (state.single === null && state.many === null && state.head === state.buffer.length)
       threads.delete(key);
   };
@@ -230,16 +237,23 @@ export function createThreadEventHub(options: ThreadEventHubOptions): ThreadEven
       lastSequence = Math.max(lastSequence, sequence);
       // One object shared by every listener: delivering costs a call per listener, no allocation.
       const delivered: DeliveredThreadEvent = { id: String(sequence), event };
-      const only = state.single;
-      if (only !== null) {
-        notify(only, sequence, delivered);
-        // Subscribed from inside that listener: a Set being walked would have reached them too.
-        if (state.many !== null) {
-          for (const subscriber of state.many)
-            if (subscriber !== only) notify(subscriber, sequence, delivered);
-        } else if (state.single !== null && state.single !== only) notify(state.single, sequence, delivered);
-      } else if (state.many !== null) {
-        for (const subscriber of state.many) notify(subscriber, sequence, delivered);
+      const outer = delivering;
+      delivering = state;
+      try {
+        const only = state.single;
+        if (only !== null) {
+          notify(only, sequence, delivered);
+          // Subscribed from inside that listener: a Set being walked would have reached them too.
+          if (state.many !== null) {
+            for (const subscriber of state.many)
+              if (subscriber !== only) notify(subscriber, sequence, delivered);
+          } else if (state.single !== null && state.single !== only)
+            notify(state.single, sequence, delivered);
+        } else if (state.many !== null) {
+          for (const subscriber of state.many) notify(subscriber, sequence, delivered);
+        }
+      } finally {
+        delivering = outer;
       }
       // Buffered after the fan-out, so a listener subscribing from inside a listener does not get it twice.
       if (state.buffer === NO_EVENTS) state.buffer = [];

@@ -6,7 +6,14 @@ import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { type ApiMetrics, createApp, createMetricsRegistry, type Logger } from "@promptrun/api";
 import { createPromptrun, type Promptrun, type Store } from "@promptrun/core";
-import { connectRedisCoordination, openStore, type RedisCoordination, storeKindOf } from "@promptrun/db";
+import {
+  acquireServerLock,
+  connectRedisCoordination,
+  openStore,
+  type RedisCoordination,
+  type ServerLock,
+  storeKindOf,
+} from "@promptrun/db";
 import type { ServerConfig } from "./env.ts";
 import { readPromptFiles } from "./prompt-files.ts";
 import { resolveSecret } from "./secret.ts";
@@ -41,7 +48,11 @@ const instanceOwner = () => `${hostname()}:${process.pid}:${crypto.randomUUID().
 export async function openRuntime(config: ServerConfig, options: RuntimeOptions = {}): Promise<Runtime> {
   const { secret, source } = resolveSecret(config.secret, config.databaseUrl);
   const shared = storeKindOf(config.databaseUrl) === "postgres";
+  // The single-instance engine runs every pending run without leases: one server per SQLite
+  // file (docs/DEPLOYMENT.md). CLI commands open the file without this lock.
+  const serverLock = options.serving && !shared ? lockSqliteForServing(config.databaseUrl) : null;
   const store = await openStore(config.databaseUrl).catch((error: unknown) => {
+    serverLock?.release();
     if (!shared) throw error;
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`DATABASE_URL: cannot open ${redactDatabaseUrl(config.databaseUrl)}: ${reason}`);
@@ -62,6 +73,7 @@ export async function openRuntime(config: ServerConfig, options: RuntimeOptions 
     }
   } catch (error) {
     await store.close();
+    serverLock?.release();
     throw new Error(`REDIS_URL: ${error instanceof Error ? error.message : String(error)}`);
   }
   const cluster = shared
@@ -89,11 +101,21 @@ export async function openRuntime(config: ServerConfig, options: RuntimeOptions 
       closing ??= (async () => {
         await redis?.close();
         await store.close();
+        serverLock?.release();
       })();
       return closing;
     },
   };
 }
+
+/** Takes the one-server-per-file lock, or refuses with the line an operator needs. */
+const lockSqliteForServing = (databaseUrl: string): ServerLock => {
+  try {
+    return acquireServerLock(databaseUrl);
+  } catch (error) {
+    throw new Error(`DATABASE_URL: ${error instanceof Error ? error.message : String(error)}`);
+  }
+};
 
 /** The database URL without its password, for logs. */
 export const redactDatabaseUrl = (url: string): string => {

@@ -24,3 +24,9 @@ export {
   SQLITE_MIGRATIONS_FOLDER,
   type SqliteStore,
 } from "./sqlite/open.ts";
+export {
+  acquireServerLock,
+  type ServerLock,
+  type ServerLockHolder,
+  serverLockPaths,
+} from "./sqlite/server-lock.ts";

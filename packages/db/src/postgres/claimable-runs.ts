@@ -10,7 +10,7 @@ const WINDOW_PER_LIMIT = 4;
 const MIN_WINDOW = 256;
 
 /** The tenant of `alias`'s row holds fewer than `limit` live leases (or no limit was asked). */
-const tenantBelow = (alias: "win" | "runs", now: Date, limit: number | undefined): SQL =>
+const tenantBelow = (alias: string, now: Date, limit: number | undefined): SQL =>
   limit === undefined
     ? sql`true`
     : sql`(select count(*) from runs leased
@@ -44,23 +44,34 @@ const windowQuery = (priority: Priority, now: Date, window: number, limit: numbe
  * Every channel's head by a loose index scan of runs_channel_queue_idx (one index descent per
  * channel with pending runs), keeping the lease-free ones, at most `limit` per class. Used when
  * a class's window held too few heads: deep channels (thousands of runs queued behind a few
- * heads) would otherwise hide the heads of newer channels.
+ * heads) would otherwise hide the heads of newer channels. A tenant at its lease limit is
+ * skipped in one descent (none of its heads could be claimed): a large backlog of a full
+ * tenant, polled on every wake-up, would otherwise cost one descent per channel of it.
  */
-const headsQuery = (now: Date, limit: number, tenantFree: SQL) => sql`
+const headsQuery = (now: Date, limit: number, tenantLimit: number | undefined) => sql`
   with recursive channel_heads as (
-    (select tenant_id, thread_id, channel, created_at, id from runs where status = 'pending'
-     order by tenant_id, thread_id, channel, created_at, id limit 1)
+    (select start.tenant_id, start.thread_id, start.channel, start.created_at, start.id,
+       not ${tenantBelow("start", now, tenantLimit)} as tenant_full
+     from runs start where start.status = 'pending'
+     order by start.tenant_id, start.thread_id, start.channel, start.created_at, start.id limit 1)
     union all
-    select next.* from channel_heads head, lateral (
-      select tenant_id, thread_id, channel, created_at, id from runs
-      where status = 'pending'
-        and (tenant_id, thread_id, channel) > (head.tenant_id, head.thread_id, head.channel)
-      order by tenant_id, thread_id, channel, created_at, id limit 1) next)
+    select step.tenant_id, step.thread_id, step.channel, step.created_at, step.id,
+      not ${tenantBelow("step", now, tenantLimit)} as tenant_full
+    from channel_heads head, lateral (
+      select * from (
+        (select tenant_id, thread_id, channel, created_at, id from runs
+         where not head.tenant_full and status = 'pending'
+           and (tenant_id, thread_id, channel) > (head.tenant_id, head.thread_id, head.channel)
+         order by tenant_id, thread_id, channel, created_at, id limit 1)
+        union all
+        (select tenant_id, thread_id, channel, created_at, id from runs
+         where head.tenant_full and status = 'pending' and tenant_id > head.tenant_id
+         order by tenant_id, thread_id, channel, created_at, id limit 1)) next limit 1) step)
   select id from (
     select runs.id, row_number() over (partition by runs.priority order by runs.created_at, runs.id) as position
     from channel_heads join runs on runs.id = channel_heads.id
-    where (runs.lease_owner is null or runs.lease_until <= ${now.toISOString()}::timestamptz)
-      and ${tenantFree}) ranked
+    where not channel_heads.tenant_full
+      and (runs.lease_owner is null or runs.lease_until <= ${now.toISOString()}::timestamptz)) ranked
   where position <= ${limit}`;
 
 /**
@@ -96,10 +107,7 @@ export const listClaimableIds = async (
     }
   }
   if (needsHeadScan) {
-    for (const row of await db.execute<{ id: string }>(
-      headsQuery(now, limit, tenantBelow("runs", now, tenantLimit)),
-    ))
-      ids.add(row.id);
+    for (const row of await db.execute<{ id: string }>(headsQuery(now, limit, tenantLimit))) ids.add(row.id);
   }
   return [...ids];
 };

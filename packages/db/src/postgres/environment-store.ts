@@ -1,10 +1,25 @@
-import type { EnvironmentStore } from "@promptrun/core";
+import type { EnvironmentRecord, EnvironmentStore } from "@promptrun/core";
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { environments, envVars } from "../schema/postgres.ts";
 import type { PostgresContext } from "./postgres-context.ts";
 import { withConstraintErrors } from "./postgres-errors.ts";
+import { createReadCache } from "./read-cache.ts";
 
-export const createEnvironmentStore = ({ db }: PostgresContext): EnvironmentStore => {
+/** Environments remembered at once. */
+const MAX_CACHED_ENVIRONMENTS = 10_000;
+
+/**
+ * create-run checks its environment by name on every request: found environments are remembered.
+ * Environments are never deleted or renamed and a miss is not remembered, so a remembered one
+ * stays right; it still expires with the TTL and is cleared with the other caches.
+ */
+export const createEnvironmentStore = ({ db, changes, cacheTtlMs }: PostgresContext): EnvironmentStore => {
+  const found = createReadCache<EnvironmentRecord>({
+    maxEntries: MAX_CACHED_ENVIRONMENTS,
+    ttlMs: cacheTtlMs,
+  });
+  changes.register(() => found.clear());
+
   const byName = async (tenantId: string, name: string) => {
     const [row] = await db
       .select()
@@ -29,7 +44,8 @@ export const createEnvironmentStore = ({ db }: PostgresContext): EnvironmentStor
     },
 
     async get(tenantId, name) {
-      return byName(tenantId, name);
+      const environment = await found.get(`${tenantId}\u0000${name}`, () => byName(tenantId, name));
+      return environment === null ? null : { ...environment };
     },
 
     async list(tenantId) {

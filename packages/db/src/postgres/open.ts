@@ -1,6 +1,7 @@
 import type { Clock, Store } from "@promptrun/core";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres, { type Sql } from "postgres";
+import { createChangeFeed } from "./change-feed.ts";
 import { createEnvironmentStore } from "./environment-store.ts";
 import { createGroupCommit } from "./group-commit.ts";
 import { insertRuns, type RunInsert } from "./insert-runs.ts";
@@ -21,6 +22,11 @@ export interface OpenPostgresStoreOptions {
   maxBatch?: number;
   /** Group commits in flight at once, each on its own pooled connection (default 4). */
   maxConcurrentBatches?: number;
+  /**
+   * How long a cached API key, `latest`/tag resolution or environment is trusted when another
+   * instance's change announcement (NOTIFY) was lost (default 2000 ms; at most 5000).
+   */
+  cacheTtlMs?: number;
   /** Called after each committed batch of creates with its size (tests and measurements). */
   onCreateBatch?: (size: number) => void;
 }
@@ -33,6 +39,10 @@ export interface PostgresStore extends Store {
 }
 
 const systemClock: Clock = { now: () => new Date() };
+
+const DEFAULT_CACHE_TTL_MS = 2_000;
+/** The bound docs/SECURITY.md promises for a revoked key on another instance. */
+const MAX_CACHE_TTL_MS = 5_000;
 
 /**
  * Connects to Postgres (postgres.js pool), applies the pending migrations under an advisory lock
@@ -47,7 +57,19 @@ export const openPostgresStore = async (options: OpenPostgresStoreOptions): Prom
     ...(settings.synchronousCommit === "off" ? { connection: { synchronous_commit: "on" } } : {}),
   });
   const db = drizzle({ client });
-  const context: PostgresContext = { db, clock: options.clock ?? systemClock };
+  const changes = createChangeFeed(client);
+  try {
+    await changes.listen();
+  } catch (error) {
+    await client.end({ timeout: 5 });
+    throw error;
+  }
+  const context: PostgresContext = {
+    db,
+    clock: options.clock ?? systemClock,
+    changes,
+    cacheTtlMs: Math.min(Math.max(options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS, 0), MAX_CACHE_TTL_MS),
+  };
   const creates = createGroupCommit<RunInsert, undefined>({
     commit: (batch) => insertRuns(db, batch),
     ...(options.maxBatch === undefined ? {} : { maxBatch: options.maxBatch }),
@@ -66,6 +88,7 @@ export const openPostgresStore = async (options: OpenPostgresStoreOptions): Prom
     close() {
       closing ??= (async () => {
         await creates.close();
+        await changes.close();
         await client.end({ timeout: 5 });
       })();
       return closing;

@@ -1,5 +1,6 @@
 import type { Clock } from "@promptrun/core";
 import type { PostgresJsDatabase } from "drizzle-orm/postgres-js";
+import type { ChangeFeed } from "./change-feed.ts";
 
 export type PostgresDatabase = PostgresJsDatabase;
 
@@ -13,4 +14,8 @@ export type PostgresQueryable = Pick<PostgresDatabase, "select" | "insert" | "up
 export interface PostgresContext {
   db: PostgresDatabase;
   clock: Clock;
+  /** Invalidates the read caches (API keys, prompt versions, environments) here and elsewhere. */
+  changes: ChangeFeed;
+  /** How long a cached mutable lookup is trusted without an announcement. */
+  cacheTtlMs: number;
 }

@@ -5,6 +5,32 @@ import { decodeCursor, pageFrom } from "../shared/cursor.ts";
 import { promptVersionColumns, tagMapsFrom, versionSelectorCondition } from "../shared/prompt-columns.ts";
 import type { PostgresContext, PostgresQueryable } from "./postgres-context.ts";
 import { withConstraintErrors } from "./postgres-errors.ts";
+import { createReadCache } from "./read-cache.ts";
+
+/** Resolved versions remembered at once. */
+const MAX_CACHED_VERSIONS = 10_000;
+
+/** Frozen all the way down: one cached record is shared by every caller. */
+const deepFreeze = <T>(value: T): T => {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+};
+
+const selectorKey = (selector: VersionSelector): string => {
+  switch (selector.kind) {
+    case "latest":
+      return "latest";
+    case "number":
+      return `number\u0000${selector.version}`;
+    case "id":
+      return `id\u0000${selector.id}`;
+    case "tag":
+      return `tag\u0000${selector.tag}`;
+  }
+};
 
 const versionColumns = promptVersionColumns(promptVersions, prompts);
 
@@ -75,118 +101,146 @@ const tagMaps = async (
   return tagMapsFrom(rows);
 };
 
-export const createPromptStore = ({ db }: PostgresContext): PromptStore => ({
-  async pushVersion(input) {
-    return withConstraintErrors("prompt", () =>
-      db.transaction(async (tx) => {
-        await tx
-          .insert(prompts)
-          .values({
-            id: input.newPromptId,
-            tenantId: input.tenantId,
-            slug: input.slug,
-            latestVersion: 0,
-            createdAt: input.at,
-            updatedAt: input.at,
-          })
-          .onConflictDoNothing({ target: [prompts.tenantId, prompts.slug] });
-        // The row lock serializes concurrent pushes of one slug, across instances too: the next
-        // push reads the version this one commits.
-        const [prompt] = await tx
-          .select()
-          .from(prompts)
-          .where(and(eq(prompts.tenantId, input.tenantId), eq(prompts.slug, input.slug)))
-          .for("update");
-        if (!prompt) throw new Error(`prompt ${input.slug} vanished inside its transaction`);
-        const newest =
-          prompt.latestVersion > 0 ? await resolve(tx, input.tenantId, input.slug, { kind: "latest" }) : null;
-        let version: PromptVersionRecord;
-        let created: boolean;
-        if (newest && newest.contentHash === input.contentHash) {
-          version = newest;
-          created = false;
-        } else {
-          version = {
-            id: input.newVersionId,
-            promptId: prompt.id,
-            tenantId: input.tenantId,
-            slug: input.slug,
-            version: prompt.latestVersion + 1,
-            definition: input.definition,
-            contentHash: input.contentHash,
-            createdAt: input.at,
-          };
-          const { slug: _slug, ...row } = version;
-          await tx.insert(promptVersions).values(row);
+/**
+ * Version resolution runs on every create-run (and again when the run executes): resolved
+ * versions are remembered per (tenant, slug, selector). A number or an id never changes meaning
+ * (versions are never deleted), so those stay until evicted by size; `latest` and tags move, so
+ * they expire after the TTL, and every push or tag move announces itself (ChangeFeed): this
+ * process forgets at once, other instances when the NOTIFY arrives.
+ */
+export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext): PromptStore => {
+  const resolved = createReadCache<PromptVersionRecord>({
+    maxEntries: MAX_CACHED_VERSIONS,
+    ttlMs: cacheTtlMs,
+  });
+  changes.register(() => resolved.clear());
+
+  return {
+    async pushVersion(input) {
+      const pushed = await withConstraintErrors("prompt", () =>
+        db.transaction(async (tx) => {
           await tx
-            .update(prompts)
-            .set({ latestVersion: version.version, updatedAt: input.at })
-            .where(eq(prompts.id, prompt.id));
-          created = true;
-        }
-        for (const tag of new Set(input.tags)) await pointTag(tx, version, tag, input.at);
-        return { version, created, tags: await tagsOfVersion(tx, version.id) };
-      }),
-    );
-  },
+            .insert(prompts)
+            .values({
+              id: input.newPromptId,
+              tenantId: input.tenantId,
+              slug: input.slug,
+              latestVersion: 0,
+              createdAt: input.at,
+              updatedAt: input.at,
+            })
+            .onConflictDoNothing({ target: [prompts.tenantId, prompts.slug] });
+          // The row lock serializes concurrent pushes of one slug, across instances too: the next
+          // push reads the version this one commits.
+          const [prompt] = await tx
+            .select()
+            .from(prompts)
+            .where(and(eq(prompts.tenantId, input.tenantId), eq(prompts.slug, input.slug)))
+            .for("update");
+          if (!prompt) throw new Error(`prompt ${input.slug} vanished inside its transaction`);
+          const newest =
+            prompt.latestVersion > 0
+              ? await resolve(tx, input.tenantId, input.slug, { kind: "latest" })
+              : null;
+          let version: PromptVersionRecord;
+          let created: boolean;
+          if (newest && newest.contentHash === input.contentHash) {
+            version = newest;
+            created = false;
+          } else {
+            version = {
+              id: input.newVersionId,
+              promptId: prompt.id,
+              tenantId: input.tenantId,
+              slug: input.slug,
+              version: prompt.latestVersion + 1,
+              definition: input.definition,
+              contentHash: input.contentHash,
+              createdAt: input.at,
+            };
+            const { slug: _slug, ...row } = version;
+            await tx.insert(promptVersions).values(row);
+            await tx
+              .update(prompts)
+              .set({ latestVersion: version.version, updatedAt: input.at })
+              .where(eq(prompts.id, prompt.id));
+            created = true;
+          }
+          for (const tag of new Set(input.tags)) await pointTag(tx, version, tag, input.at);
+          return { version, created, tags: await tagsOfVersion(tx, version.id) };
+        }),
+      );
+      await changes.announce();
+      return pushed;
+    },
 
-  async setTag(tenantId, slug, selector, tag, at) {
-    return db.transaction(async (tx) => {
-      const version = await resolve(tx, tenantId, slug, selector);
-      if (version) await pointTag(tx, version, tag, at);
+    async setTag(tenantId, slug, selector, tag, at) {
+      const version = await db.transaction(async (tx) => {
+        const found = await resolve(tx, tenantId, slug, selector);
+        if (found) await pointTag(tx, found, tag, at);
+        return found;
+      });
+      if (version) await changes.announce();
       return version;
-    });
-  },
+    },
 
-  async resolveVersion(tenantId, slug, selector) {
-    return resolve(db, tenantId, slug, selector);
-  },
+    async resolveVersion(tenantId, slug, selector) {
+      return resolved.get(
+        `${tenantId}\u0000${slug}\u0000${selectorKey(selector)}`,
+        async () => {
+          const version = await resolve(db, tenantId, slug, selector);
+          return version === null ? null : deepFreeze(version);
+        },
+        { immutable: selector.kind === "number" || selector.kind === "id" },
+      );
+    },
 
-  async getPrompt(tenantId, slug) {
-    const [prompt] = await db
-      .select()
-      .from(prompts)
-      .where(and(eq(prompts.tenantId, tenantId), eq(prompts.slug, slug)));
-    if (!prompt) return null;
-    return { ...prompt, tags: (await tagMaps(db, [prompt.id])).get(prompt.id) ?? {} };
-  },
+    async getPrompt(tenantId, slug) {
+      const [prompt] = await db
+        .select()
+        .from(prompts)
+        .where(and(eq(prompts.tenantId, tenantId), eq(prompts.slug, slug)));
+      if (!prompt) return null;
+      return { ...prompt, tags: (await tagMaps(db, [prompt.id])).get(prompt.id) ?? {} };
+    },
 
-  async listPrompts(tenantId, page) {
-    const after = page.cursor ? decodeCursor(page.cursor, ["string"])[0] : null;
-    const rows = await db
-      .select()
-      .from(prompts)
-      .where(and(eq(prompts.tenantId, tenantId), after === null ? undefined : gt(prompts.slug, after)))
-      .orderBy(asc(prompts.slug))
-      .limit(page.limit + 1);
-    const result = pageFrom(rows, page.limit, (row) => [row.slug]);
-    const tags = await tagMaps(
-      db,
-      result.items.map((row) => row.id),
-    );
-    const items: PromptRecord[] = result.items.map((row) => ({ ...row, tags: tags.get(row.id) ?? {} }));
-    return { items, nextCursor: result.nextCursor };
-  },
+    async listPrompts(tenantId, page) {
+      const after = page.cursor ? decodeCursor(page.cursor, ["string"])[0] : null;
+      const rows = await db
+        .select()
+        .from(prompts)
+        .where(and(eq(prompts.tenantId, tenantId), after === null ? undefined : gt(prompts.slug, after)))
+        .orderBy(asc(prompts.slug))
+        .limit(page.limit + 1);
+      const result = pageFrom(rows, page.limit, (row) => [row.slug]);
+      const tags = await tagMaps(
+        db,
+        result.items.map((row) => row.id),
+      );
+      const items: PromptRecord[] = result.items.map((row) => ({ ...row, tags: tags.get(row.id) ?? {} }));
+      return { items, nextCursor: result.nextCursor };
+    },
 
-  async listVersions(tenantId, slug, page) {
-    const before = page.cursor ? decodeCursor(page.cursor, ["number"])[0] : null;
-    const rows = await db
-      .select(versionColumns)
-      .from(promptVersions)
-      .innerJoin(prompts, eq(prompts.id, promptVersions.promptId))
-      .where(
-        and(
-          eq(prompts.tenantId, tenantId),
-          eq(prompts.slug, slug),
-          before === null ? undefined : lt(promptVersions.version, before),
-        ),
-      )
-      .orderBy(desc(promptVersions.version))
-      .limit(page.limit + 1);
-    return pageFrom(rows, page.limit, (row) => [row.version]);
-  },
+    async listVersions(tenantId, slug, page) {
+      const before = page.cursor ? decodeCursor(page.cursor, ["number"])[0] : null;
+      const rows = await db
+        .select(versionColumns)
+        .from(promptVersions)
+        .innerJoin(prompts, eq(prompts.id, promptVersions.promptId))
+        .where(
+          and(
+            eq(prompts.tenantId, tenantId),
+            eq(prompts.slug, slug),
+            before === null ? undefined : lt(promptVersions.version, before),
+          ),
+        )
+        .orderBy(desc(promptVersions.version))
+        .limit(page.limit + 1);
+      return pageFrom(rows, page.limit, (row) => [row.version]);
+    },
 
-  async tagsOf(versionId) {
-    return tagsOfVersion(db, versionId);
-  },
-});
+    async tagsOf(versionId) {
+      return tagsOfVersion(db, versionId);
+    },
+  };
+};

@@ -198,10 +198,26 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
       return db.transaction(async (tx) => {
         // Claims of one tenant take turns: each sees the leases and channel heads the previous
         // one left, so neither channel order nor the tenant limit can be raced past.
-        const [target] = await tx.execute<{ id: string }>(sql`
-          select ${runs.id} as id, pg_advisory_xact_lock(${CLAIM_LOCK_NAMESPACE}::int, hashtext(${runs.tenantId}))
-          from ${runs} where ${runs.id} = ${id}`);
-        if (!target) return false;
+        // A tenant already at its limit is refused before the lock: while a tenant's slots are
+        // full, every instance's claims would otherwise queue on that lock, each holding a
+        // pooled connection that creates and lookups wait for. Leases only free up by a
+        // release, which announces work: the run is polled and claimed again then.
+        const [target] = await tx.execute<{ id: string; locked: boolean | null }>(
+          tenantLimit === undefined
+            ? sql`
+          select ${runs.id} as id, (select true from pg_advisory_xact_lock(${CLAIM_LOCK_NAMESPACE}::int, hashtext(${runs.tenantId}))) as locked
+          from ${runs} where ${runs.id} = ${id}`
+            : sql`
+          select target.id as id, case when live.leases < ${tenantLimit} then
+            (select true from pg_advisory_xact_lock(${CLAIM_LOCK_NAMESPACE}::int, hashtext(target.tenant_id))) end as locked
+          from runs target, lateral (select count(*) as leases from runs leased
+            where leased.tenant_id = target.tenant_id and leased.status = 'pending'
+              and leased.lease_owner is not null
+              and leased.lease_until > ${now.toISOString()}::timestamptz
+              and leased.id <> target.id) live
+          where target.id = ${id}`,
+        );
+        if (!target?.locked) return false;
         const [claimed] = await tx
           .update(runs)
           .set({ leaseOwner: owner, leaseUntil })

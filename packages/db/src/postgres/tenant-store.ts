@@ -3,100 +3,130 @@ import { and, asc, eq, isNull, lte, or, sql } from "drizzle-orm";
 import { apiKeys, tenants } from "../schema/postgres.ts";
 import type { PostgresContext } from "./postgres-context.ts";
 import { withConstraintErrors } from "./postgres-errors.ts";
+import { createReadCache } from "./read-cache.ts";
 
 /** last_used_at is refreshed at most this often per key, so authentication rarely writes. */
 const LAST_USED_GRANULARITY_MS = 60_000;
+/** Active keys remembered at once. */
+const MAX_CACHED_KEYS = 10_000;
 
-export const createTenantStore = ({ db, clock }: PostgresContext): TenantStore => ({
-  async create(tenant: TenantRecord) {
-    await withConstraintErrors("tenant", () => db.insert(tenants).values(tenant));
-  },
+type FoundKey = { key: ApiKeyRecord; tenant: TenantRecord };
 
-  async get(id) {
-    const [row] = await db.select().from(tenants).where(eq(tenants.id, id));
-    return row ?? null;
-  },
+/** Copies, so a caller that changes what it got cannot change the cache. */
+const copyFoundKey = (found: FoundKey): FoundKey => ({ key: { ...found.key }, tenant: { ...found.tenant } });
 
-  async list() {
-    return db.select().from(tenants).orderBy(asc(tenants.createdAt), asc(tenants.id));
-  },
+/**
+ * Authentication runs on every request: active keys (with their tenant) are remembered, so a
+ * request costs no round trip for them. Every write to keys or tenants announces itself
+ * (ChangeFeed): this process forgets at once, other instances when the NOTIFY arrives, and at
+ * the latest after the cache's TTL.
+ */
+export const createTenantStore = ({ db, clock, changes, cacheTtlMs }: PostgresContext): TenantStore => {
+  const keysByHash = createReadCache<FoundKey>({ maxEntries: MAX_CACHED_KEYS, ttlMs: cacheTtlMs });
+  changes.register(() => keysByHash.clear());
 
-  async setSubscription(id, active) {
-    const updated = await db
-      .update(tenants)
-      .set({ subscriptionActive: active })
-      .where(eq(tenants.id, id))
-      .returning({ id: tenants.id });
-    return updated.length > 0;
-  },
-
-  async createApiKey(key: ApiKeyRecord) {
-    await withConstraintErrors("API key", () => db.insert(apiKeys).values(key));
-  },
-
-  async findApiKeyByHash(hash) {
+  const lookUp = async (hash: string): Promise<FoundKey | null> => {
     const [row] = await db
       .select({ key: apiKeys, tenant: tenants })
       .from(apiKeys)
       .innerJoin(tenants, eq(tenants.id, apiKeys.tenantId))
       .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)));
-    if (!row) return null;
-    const now = clock.now();
-    const staleBefore = new Date(now.getTime() - LAST_USED_GRANULARITY_MS);
-    if (row.key.lastUsedAt === null || row.key.lastUsedAt <= staleBefore) {
-      try {
-        // Conditional, so several instances authenticating at once write it once.
-        await db
-          .update(apiKeys)
-          .set({ lastUsedAt: now })
-          .where(
-            and(
-              eq(apiKeys.id, row.key.id),
-              or(isNull(apiKeys.lastUsedAt), lte(apiKeys.lastUsedAt, staleBefore)),
-            ),
-          );
-        row.key.lastUsedAt = now;
-      } catch {
-        // Bookkeeping only: a busy database must not fail authentication.
+    return row ?? null;
+  };
+
+  return {
+    async create(tenant: TenantRecord) {
+      await withConstraintErrors("tenant", () => db.insert(tenants).values(tenant));
+      await changes.announce();
+    },
+
+    async get(id) {
+      const [row] = await db.select().from(tenants).where(eq(tenants.id, id));
+      return row ?? null;
+    },
+
+    async list() {
+      return db.select().from(tenants).orderBy(asc(tenants.createdAt), asc(tenants.id));
+    },
+
+    async setSubscription(id, active) {
+      const updated = await db
+        .update(tenants)
+        .set({ subscriptionActive: active })
+        .where(eq(tenants.id, id))
+        .returning({ id: tenants.id });
+      await changes.announce();
+      return updated.length > 0;
+    },
+
+    async createApiKey(key: ApiKeyRecord) {
+      await withConstraintErrors("API key", () => db.insert(apiKeys).values(key));
+      await changes.announce();
+    },
+
+    async findApiKeyByHash(hash) {
+      const found = await keysByHash.get(hash, () => lookUp(hash));
+      if (!found) return null;
+      const now = clock.now();
+      const staleBefore = new Date(now.getTime() - LAST_USED_GRANULARITY_MS);
+      if (found.key.lastUsedAt === null || found.key.lastUsedAt <= staleBefore) {
+        try {
+          // Conditional, so several instances authenticating at once write it once.
+          await db
+            .update(apiKeys)
+            .set({ lastUsedAt: now })
+            .where(
+              and(
+                eq(apiKeys.id, found.key.id),
+                or(isNull(apiKeys.lastUsedAt), lte(apiKeys.lastUsedAt, staleBefore)),
+              ),
+            );
+          // The cached copy too: the next lookups within the granularity write nothing.
+          found.key.lastUsedAt = now;
+        } catch {
+          // Bookkeeping only: a busy database must not fail authentication.
+        }
       }
-    }
-    return row;
-  },
+      return copyFoundKey(found);
+    },
 
-  async listApiKeys(tenantId) {
-    return db
-      .select()
-      .from(apiKeys)
-      .where(eq(apiKeys.tenantId, tenantId))
-      .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
-  },
-
-  async revokeApiKeys(match, at) {
-    const active = isNull(apiKeys.revokedAt);
-    let condition: ReturnType<typeof and>;
-    if (match.id !== undefined) {
-      condition = and(eq(apiKeys.id, match.id), active);
-    } else if (match.prefix !== undefined && match.prefix !== "") {
-      // The given text may be the displayed prefix or any leading part of it.
-      condition = and(sql`left(${apiKeys.prefix}, ${match.prefix.length}) = ${match.prefix}`, active);
-    } else {
-      throw new PromptrunError("invalid", "revokeApiKeys needs an id or a prefix");
-    }
-    return db.transaction(async (tx) => {
-      // Locked, so a concurrent revoke of the same keys waits and then finds them revoked.
-      const targets: ApiKeyRecord[] = await tx
+    async listApiKeys(tenantId) {
+      return db
         .select()
         .from(apiKeys)
-        .where(condition)
-        .orderBy(asc(apiKeys.id))
-        .for("update");
-      // A prefix naming several keys revokes nothing: the caller must be more specific.
-      if (match.id === undefined && targets.length > 1) return [];
-      for (const target of targets) {
-        await tx.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, target.id));
-        target.revokedAt = at;
+        .where(eq(apiKeys.tenantId, tenantId))
+        .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
+    },
+
+    async revokeApiKeys(match, at) {
+      const active = isNull(apiKeys.revokedAt);
+      let condition: ReturnType<typeof and>;
+      if (match.id !== undefined) {
+        condition = and(eq(apiKeys.id, match.id), active);
+      } else if (match.prefix !== undefined && match.prefix !== "") {
+        // The given text may be the displayed prefix or any leading part of it.
+        condition = and(sql`left(${apiKeys.prefix}, ${match.prefix.length}) = ${match.prefix}`, active);
+      } else {
+        throw new PromptrunError("invalid", "revokeApiKeys needs an id or a prefix");
       }
-      return targets;
-    });
-  },
-});
+      const revoked = await db.transaction(async (tx) => {
+        // Locked, so a concurrent revoke of the same keys waits and then finds them revoked.
+        const targets: ApiKeyRecord[] = await tx
+          .select()
+          .from(apiKeys)
+          .where(condition)
+          .orderBy(asc(apiKeys.id))
+          .for("update");
+        // A prefix naming several keys revokes nothing: the caller must be more specific.
+        if (match.id === undefined && targets.length > 1) return [];
+        for (const target of targets) {
+          await tx.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, target.id));
+          target.revokedAt = at;
+        }
+        return targets;
+      });
+      if (revoked.length > 0) await changes.announce();
+      return revoked;
+    },
+  };
+};

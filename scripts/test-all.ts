@@ -71,6 +71,26 @@ const reachable = async (url: string, defaultPort: number): Promise<boolean> => 
 };
 
 const E2E = ["bun", "test", "--cwd", "tests", "--timeout", "120000"];
+/**
+ * Databases the e2e harness creates are dropped by each server's dispose; a test that kills a
+ * server or fails to start one can leave its database behind. Sweep them before and after the
+ * pass (one suite runs at a time on a machine).
+ */
+async function dropStaleE2eDatabases(url: string): Promise<void> {
+  const sql = new Bun.SQL(url, { max: 1 });
+  try {
+    const rows: Array<{ datname: string }> =
+      await sql`select datname from pg_database where datname like 'promptrun_e2e_%'`;
+    for (const { datname } of rows) await sql.unsafe(`drop database if exists "${datname}" with (force)`);
+  } catch (error) {
+    console.warn(
+      `could not sweep stale e2e databases: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  } finally {
+    await sql.close();
+  }
+}
+
 const postgresUrl = process.env.PROMPTRUN_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const redisUrl = process.env.PROMPTRUN_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 /** Every end-to-end file but scale-out (already on Postgres) and tests/support's unit tests. */
@@ -84,7 +104,9 @@ results.push(await run(E2E, { PROMPTRUN_E2E_DATABASE: "sqlite" }));
 const [postgresUp, redisUp] = await Promise.all([reachable(postgresUrl, 5432), reachable(redisUrl, 6379)]);
 if (postgresUp && redisUp) {
   console.log(`\nend-to-end suite on Postgres + Redis (${postgresFiles.length} files)`);
+  await dropStaleE2eDatabases(postgresUrl);
   results.push(await run([...E2E, ...postgresFiles], { PROMPTRUN_E2E_DATABASE: "postgres" }));
+  await dropStaleE2eDatabases(postgresUrl);
 } else {
   console.log("postgres/redis not reachable: skipping the end-to-end suite on Postgres");
 }

@@ -4,6 +4,7 @@ import { isBrowserFacing, preflightResponse, withCors } from "./http/cors.ts";
 import { healthResponse } from "./http/health.ts";
 import { requestIdFor } from "./http/request-id.ts";
 import { Router } from "./http/router.ts";
+import { markServerFramed } from "./http/server-framed.ts";
 import {
   createThreadStreamCap,
   DEFAULT_MAX_STREAMS_PER_THREAD,
@@ -43,6 +44,26 @@ function streamTokenOf(request: Request): string | null {
   if (header !== null) return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] ?? null;
   const fromQuery = new URL(request.url).searchParams.get("token");
   return fromQuery === "" ? null : fromQuery;
+}
+
+/**
+ * The path of an absolute request URL. Plain paths are cut out directly (parsing a URL per request
+ * is measurable on the create-run path); anything WHATWG would normalize goes through URL.
+ */
+export function pathnameOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("://") + 3);
+  if (start === -1) return "/";
+  let end = url.length;
+  for (let index = start; index < url.length; index++) {
+    const code = url.charCodeAt(index);
+    if (code === 63 /* ? */ || code === 35 /* # */) {
+      end = index;
+      break;
+    }
+    // . % \ and anything outside printable ASCII may be rewritten by URL parsing.
+    if (code === 46 || code === 37 || code === 92 || code < 33 || code > 126) return new URL(url).pathname;
+  }
+  return url.slice(start, end);
 }
 
 type RouteHandler = (
@@ -139,8 +160,9 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
       stream.closeAllStreams(reason) + trpc.closeAllSubscriptions(reason),
     async fetch(request, server) {
       const startedAt = performance.now();
+      if (server !== undefined) markServerFramed(request);
       const requestId = requestIdFor(request);
-      const path = new URL(request.url).pathname;
+      const path = pathnameOf(request.url);
       const match = router.match(request.method, path);
       let route = "unmatched";
       let response: Response;

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { PromptrunError } from "@promptrun/core";
 import { readBodyBytes } from "./read-body-bytes.ts";
+import { markServerFramed } from "./server-framed.ts";
 
 const codeOf = async (promise: Promise<unknown>): Promise<string | null> => {
   try {
@@ -50,6 +51,14 @@ describe("readBodyBytes", () => {
     expect(state.pulled).toBe(0);
   });
 
+  test("without Content-Length (chunked), bytes are counted and reading stops past the limit", async () => {
+    const { stream, state } = countingStream(64 * 1024, 1000);
+    const request = new Request("http://x/", { method: "POST", body: stream });
+    expect(await codeOf(readBodyBytes(request, 1_048_576))).toBe("payload_too_large");
+    // 1 MiB / 64 KiB = 16 chunks fit; the 17th crosses the limit and nothing more is read.
+    expect(state.pulled).toBe(17);
+  });
+
   test("a lying Content-Length does not help: bytes are counted and reading stops past the limit", async () => {
     const { stream, state } = countingStream(64 * 1024, 1000);
     const request = new Request("http://x/", {
@@ -58,8 +67,28 @@ describe("readBodyBytes", () => {
       headers: { "content-length": "10" },
     });
     expect(await codeOf(readBodyBytes(request, 1_048_576))).toBe("payload_too_large");
-    // 1 MiB / 64 KiB = 16 chunks fit; the 17th crosses the limit and nothing more is read.
     expect(state.pulled).toBe(17);
+  });
+
+  test("a request from the server is read whole; its declared length is what HTTP framing read", async () => {
+    let received: Uint8Array | null = null;
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(request) {
+        markServerFramed(request);
+        received = await readBodyBytes(request, 1024);
+        return new Response("ok");
+      },
+    });
+    try {
+      const body = JSON.stringify({ inputs: { message: "x".repeat(100) } });
+      const response = await fetch(`http://127.0.0.1:${server.port}/`, { method: "POST", body });
+      expect(response.status).toBe(200);
+      expect(new TextDecoder().decode(received ?? new Uint8Array())).toBe(body);
+    } finally {
+      server.stop(true);
+    }
   });
 
   test("no body reads as empty", async () => {

@@ -1,4 +1,5 @@
 import { invalid, PromptrunError } from "@promptrun/core";
+import { isServerFramed } from "./server-framed.ts";
 
 const tooLarge = (maxBytes: number) =>
   new PromptrunError("payload_too_large", `request body exceeds ${maxBytes} bytes`);
@@ -14,6 +15,19 @@ export async function readBodyBytes(request: Request, maxBytes: number): Promise
     throw tooLarge(maxBytes);
   }
   if (request.body === null) return new Uint8Array(0);
+  // A declared length within the limit on a request from the server: the framing reads exactly
+  // that many bytes, so the body is taken in one call (several times cheaper than a stream reader
+  // on the create-run hot path).
+  if (declared !== null && isServerFramed(request)) {
+    let bytes: Uint8Array;
+    try {
+      bytes = await request.bytes();
+    } catch {
+      throw invalid("request body could not be read");
+    }
+    if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
+    return bytes;
+  }
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;

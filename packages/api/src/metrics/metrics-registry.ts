@@ -79,6 +79,11 @@ export function createMetricsRegistry(options: MetricsRegistryOptions = {}): Api
     registers,
   });
 
+  const httpChildren = new Map<
+    string,
+    { count: ReturnType<typeof httpRequests.labels>; duration: ReturnType<typeof httpDuration.labels> }
+  >();
+
   const engine: EngineMetrics = {
     runFinished(outcome, model, durationMs) {
       runsFinished.inc({ outcome, model });
@@ -95,9 +100,17 @@ export function createMetricsRegistry(options: MetricsRegistryOptions = {}): Api
 
   return {
     httpRequest({ method, route, status }, durationSeconds) {
-      const labels = { method, route, status: String(status) };
-      httpRequests.inc(labels);
-      httpDuration.observe(labels, durationSeconds);
+      // Label sets are few (methods × route patterns × statuses): the labelled children are kept,
+      // so a request does not hash its labels twice.
+      const key = `${method} ${route} ${status}`;
+      let children = httpChildren.get(key);
+      if (children === undefined) {
+        const labels = { method, route, status: String(status) };
+        children = { count: httpRequests.labels(labels), duration: httpDuration.labels(labels) };
+        httpChildren.set(key, children);
+      }
+      children.count.inc();
+      children.duration.observe(durationSeconds);
     },
     streamOpened: () => openStreams.inc(),
     streamClosed: () => openStreams.dec(),

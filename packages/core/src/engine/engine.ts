@@ -172,7 +172,16 @@ export function createEngine(deps: EngineDeps): RunEngine {
     executions.set(runId, { controller, cancelRequested: false, done });
   };
 
-  const reportQueueDepth = () => deps.metrics?.queueDepth(scheduler.stats().queued);
+  // Reported once per event-loop turn: a burst of creates would otherwise set the gauge per run.
+  let queueDepthReportPending = false;
+  const reportQueueDepth = () => {
+    if (!deps.metrics || queueDepthReportPending) return;
+    queueDepthReportPending = true;
+    setImmediate(() => {
+      queueDepthReportPending = false;
+      deps.metrics?.queueDepth(scheduler.stats().queued);
+    });
+  };
 
   /** Keeps the polled part of the local queue equal to the shared queue's latest frontier. */
   const takeFrontier = (runs: RunRecord[]) => {

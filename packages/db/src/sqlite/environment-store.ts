@@ -24,6 +24,10 @@ export const createEnvironmentStore = ({ db, raw }: SqliteContext): EnvironmentS
   const selectByName = raw.prepare<EnvironmentRow, { tenantId: string; name: string }>(
     "SELECT id, tenant_id, name, created_at FROM environments WHERE tenant_id = $tenantId AND name = $name",
   );
+  // Read for every run the engine starts: prepared once.
+  const selectEnvVars = raw.prepare<{ key: string; value: string }, { environmentId: string }>(
+    "SELECT key, value FROM env_vars WHERE environment_id = $environmentId ORDER BY key",
+  );
   const dataVersion = raw.prepare<{ data_version: number }, []>("PRAGMA data_version");
   const found = new Map<string, EnvironmentRecord>();
   let seenDataVersion = -1;
@@ -88,12 +92,7 @@ export const createEnvironmentStore = ({ db, raw }: SqliteContext): EnvironmentS
     },
 
     async getEnvVars(environmentId) {
-      const rows = db
-        .select({ key: envVars.key, value: envVars.value })
-        .from(envVars)
-        .where(eq(envVars.environmentId, environmentId))
-        .orderBy(asc(envVars.key))
-        .all();
+      const rows = selectEnvVars.all({ environmentId });
       return Object.fromEntries(rows.map((row) => [row.key, row.value]));
     },
 

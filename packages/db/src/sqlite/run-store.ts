@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import {
   type IdempotencyRecord,
   type NewRun,
@@ -12,14 +13,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import { recordColumns } from "../schema/record-columns.ts";
 import { idempotencyKeys, messages, runs, threads, webhookDeliveries } from "../schema/sqlite.ts";
 import { pageFrom } from "../shared/cursor.ts";
-import {
-  channelHeadCondition,
-  completedRunChanges,
-  completionMessages,
-  failedRunChanges,
-  leaseRenewalFrom,
-  runListCondition,
-} from "../shared/run-rules.ts";
+import { channelHeadCondition, leaseRenewalFrom, runListCondition } from "../shared/run-rules.ts";
 import type { GroupCommit } from "./group-commit.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
 import { withConstraintErrors } from "./sqlite-errors.ts";
@@ -29,8 +23,6 @@ export interface RunStoreOptions {
   groupCommit: GroupCommit;
 }
 
-const placeholder = sql.placeholder;
-
 /**
  * The engine's writes wait out a locked database or a full disk far longer than a client's
  * create (which gets a 503 after the group commit's default, at once when the disk is full): a
@@ -38,61 +30,80 @@ const placeholder = sql.placeholder;
  */
 const ENGINE_WRITE = { maxBusyWaitMs: 300_000, retryWhenStorageFull: true };
 
-/** Statements of the hot path, prepared once. */
-const prepareCreateStatements = (db: BunSQLiteDatabase) => ({
-  insertThread: db
-    .insert(threads)
-    .values({
-      tenantId: placeholder("tenantId"),
-      id: placeholder("threadId"),
-      createdAt: placeholder("createdAt"),
-    })
-    .onConflictDoNothing()
-    .prepare(),
-  insertRun: db
-    .insert(runs)
-    .values({
-      id: placeholder("id"),
-      tenantId: placeholder("tenantId"),
-      threadId: placeholder("threadId"),
-      channel: placeholder("channel"),
-      promptId: placeholder("promptId"),
-      promptVersionId: placeholder("promptVersionId"),
-      promptSlug: placeholder("promptSlug"),
-      promptVersion: placeholder("promptVersion"),
-      priority: placeholder("priority"),
-      environment: placeholder("environment"),
-      status: "pending",
-      inputs: placeholder("inputs"),
-      metadata: placeholder("metadata"),
-      encryptedEnvVars: placeholder("encryptedEnvVars"),
-      createdAt: placeholder("createdAt"),
-      attempts: 0,
-    })
-    .prepare(),
+/**
+ * Statements of the create path, prepared once on the raw connection: drizzle's placeholder
+ * filling and value mapping cost more than the insert itself at thousands of creates a second.
+ * Column encodings follow schema/sqlite-columns.ts (uuid text, epoch-ms integers, JSON text).
+ */
+const prepareCreateStatements = (raw: Database) => ({
+  insertThread: raw.prepare<never, [string, string, number]>(
+    "INSERT INTO threads (tenant_id, id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+  ),
+  insertRun: raw.prepare<
+    never,
+    [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      number,
+      string,
+      string,
+      string,
+      string,
+      string | null,
+      number,
+    ]
+  >(
+    `INSERT INTO runs (id, tenant_id, thread_id, channel, prompt_id, prompt_version_id, prompt_slug,
+       prompt_version, priority, environment, inputs, metadata, encrypted_env_vars, created_at,
+       status, attempts)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0)`,
+  ),
+  // The engine's per-run writes (what they change: shared/run-rules.ts, the Postgres store's source).
+  markStarted: raw.prepare<never, [number, number, string]>(
+    // startedAt keeps the first start; attempts counts every one.
+    "UPDATE runs SET started_at = coalesce(started_at, ?), attempts = ? WHERE id = ? AND status = 'pending'",
+  ),
+  complete: raw.prepare<
+    { tenant_id: string; thread_id: string; channel: string },
+    [string, string, string, number, string]
+  >(
+    `UPDATE runs SET status = 'completed', output = ?, token_usage = ?, cost = ?, error = NULL,
+       finished_at = ?, encrypted_env_vars = NULL, lease_owner = NULL, lease_until = NULL
+     WHERE id = ? AND status = 'pending'
+     RETURNING tenant_id, thread_id, channel`,
+  ),
+  fail: raw.prepare<{ id: string }, [string, string | null, number, string]>(
+    `UPDATE runs SET status = 'failed', error = ?, cost = ?, finished_at = ?,
+       encrypted_env_vars = NULL, lease_owner = NULL, lease_until = NULL
+     WHERE id = ? AND status = 'pending'
+     RETURNING id`,
+  ),
+  insertMessage: raw.prepare<never, [string, string, string, string, string, string, number]>(
+    `INSERT INTO messages (tenant_id, thread_id, channel, run_id, role, content, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  ),
+  selectMemory: raw.prepare<{ role: "user" | "assistant"; content: string }, [string, string, string]>(
+    `SELECT role, content FROM messages
+      WHERE tenant_id = ? AND thread_id = ? AND channel = ? ORDER BY seq`,
+  ),
   /** Takes the key unless a fresh record holds it; returns nothing when it is taken. */
-  claimIdempotencyKey: db
-    .insert(idempotencyKeys)
-    .values({
-      tenantId: placeholder("tenantId"),
-      key: placeholder("key"),
-      requestHash: placeholder("requestHash"),
-      runId: placeholder("runId"),
-      threadId: placeholder("threadId"),
-      createdAt: placeholder("createdAt"),
-    })
-    .onConflictDoUpdate({
-      target: [idempotencyKeys.tenantId, idempotencyKeys.key],
-      set: {
-        requestHash: sql`excluded.request_hash`,
-        runId: sql`excluded.run_id`,
-        threadId: sql`excluded.thread_id`,
-        createdAt: sql`excluded.created_at`,
-      },
-      setWhere: sql`${idempotencyKeys.createdAt} < ${placeholder("staleBeforeMs")}`,
-    })
-    .returning({ runId: idempotencyKeys.runId })
-    .prepare(),
+  claimIdempotencyKey: raw.prepare<
+    { run_id: string },
+    [string, string, string, string, string, number, number]
+  >(
+    `INSERT INTO idempotency_keys (tenant_id, key, request_hash, run_id, thread_id, created_at)
+     VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (tenant_id, key) DO UPDATE SET
+       request_hash = excluded.request_hash, run_id = excluded.run_id,
+       thread_id = excluded.thread_id, created_at = excluded.created_at
+     WHERE idempotency_keys.created_at < ?
+     RETURNING run_id`,
+  ),
 });
 
 const insertDeliveries = (db: BunSQLiteDatabase, deliveries: WebhookDeliveryRecord[]): void => {
@@ -119,22 +130,43 @@ const leaseFree = (now: Date) => or(sql`${runs.leaseOwner} is null`, lte(runs.le
 
 const PRIORITIES = ["onsite", "normal", "low"] as const;
 
-export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions): RunStore => {
-  const statements = prepareCreateStatements(db);
+export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOptions): RunStore => {
+  const statements = prepareCreateStatements(raw);
   const { groupCommit } = options;
   const pending = eq(runs.status, "pending");
 
   const create = (run: NewRun, idempotency?: IdempotencyRecord, expiredBefore?: Date): void => {
-    statements.insertThread.run({ tenantId: run.tenantId, threadId: run.threadId, createdAt: run.createdAt });
+    const createdAt = run.createdAt.getTime();
+    statements.insertThread.run(run.tenantId, run.threadId, createdAt);
     withConstraintErrors("run", () =>
-      statements.insertRun.run({ ...run, encryptedEnvVars: run.encryptedEnvVars ?? null }),
+      statements.insertRun.run(
+        run.id,
+        run.tenantId,
+        run.threadId,
+        run.channel,
+        run.promptId,
+        run.promptVersionId,
+        run.promptSlug,
+        run.promptVersion,
+        run.priority,
+        run.environment,
+        JSON.stringify(run.inputs),
+        JSON.stringify(run.metadata),
+        run.encryptedEnvVars ?? null,
+        createdAt,
+      ),
     );
     if (idempotency) {
-      const claimed = statements.claimIdempotencyKey.get({
-        ...idempotency,
+      const claimed = statements.claimIdempotencyKey.get(
+        idempotency.tenantId,
+        idempotency.key,
+        idempotency.requestHash,
+        idempotency.runId,
+        idempotency.threadId,
+        idempotency.createdAt.getTime(),
         // Without an expiry, any existing record holds the key.
-        staleBeforeMs: expiredBefore?.getTime() ?? Number.MIN_SAFE_INTEGER,
-      });
+        expiredBefore?.getTime() ?? Number.MIN_SAFE_INTEGER,
+      );
       if (!claimed) {
         // Rolled back with the run by the caller's savepoint.
         throw new PromptrunError("conflict", "the Idempotency-Key is already used by another run");
@@ -178,27 +210,30 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
 
     markStarted(id, at, attempts) {
       return groupCommit.submit(() => {
-        db.update(runs)
-          // startedAt keeps the first start; attempts counts every one.
-          .set({ startedAt: sql`coalesce(${runs.startedAt}, ${at.getTime()})`, attempts })
-          .where(and(eq(runs.id, id), pending))
-          .run();
+        statements.markStarted.run(at.getTime(), attempts, id);
       }, ENGINE_WRITE);
     },
 
     complete(id, completion) {
       return groupCommit.submit(() => {
-        const ended = db
-          .update(runs)
-          .set(completedRunChanges(completion))
-          .where(and(eq(runs.id, id), pending))
-          .returning({ tenantId: runs.tenantId, threadId: runs.threadId, channel: runs.channel })
-          .get();
+        const ended = statements.complete.get(
+          completion.output,
+          JSON.stringify(completion.tokenUsage),
+          JSON.stringify(completion.cost),
+          completion.finishedAt.getTime(),
+          id,
+        );
         if (!ended) return false;
-        if (completion.memory.length > 0) {
-          db.insert(messages)
-            .values(completionMessages(ended, id, completion))
-            .run();
+        for (const message of completion.memory) {
+          statements.insertMessage.run(
+            ended.tenant_id,
+            ended.thread_id,
+            ended.channel,
+            id,
+            message.role,
+            message.content,
+            completion.finishedAt.getTime(),
+          );
         }
         insertDeliveries(db, completion.deliveries);
         return true;
@@ -207,12 +242,12 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
 
     fail(id, failure) {
       return groupCommit.submit(() => {
-        const ended = db
-          .update(runs)
-          .set(failedRunChanges(failure))
-          .where(and(eq(runs.id, id), pending))
-          .returning({ id: runs.id })
-          .get();
+        const ended = statements.fail.get(
+          failure.error,
+          failure.cost === null ? null : JSON.stringify(failure.cost),
+          failure.finishedAt.getTime(),
+          id,
+        );
         if (!ended) return false;
         insertDeliveries(db, failure.deliveries);
         return true;
@@ -220,18 +255,7 @@ export const createRunStore = ({ db }: SqliteContext, options: RunStoreOptions):
     },
 
     async memory(tenantId, threadId, channel) {
-      return db
-        .select({ role: messages.role, content: messages.content })
-        .from(messages)
-        .where(
-          and(
-            eq(messages.tenantId, tenantId),
-            eq(messages.threadId, threadId),
-            eq(messages.channel, channel),
-          ),
-        )
-        .orderBy(asc(messages.seq))
-        .all();
+      return statements.selectMemory.all(tenantId, threadId, channel);
     },
 
     async getThread(tenantId, threadId) {

@@ -27,6 +27,12 @@ export const createWebhookStore = ({ db, clock }: SqliteContext): WebhookStore =
       .from(webhooks)
       .innerJoin(environments, eq(environments.id, webhooks.environmentId));
 
+  // Read for every run that ends (its webhook deliveries): built and prepared once.
+  const webhooksOfEnvironment = selectWebhooks()
+    .where(and(eq(webhooks.environmentId, sql.placeholder("environmentId")), live))
+    .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
+    .prepare();
+
   return {
     async create(webhook: WebhookRecord) {
       const { environment: _name, ...row } = webhook;
@@ -49,10 +55,7 @@ export const createWebhookStore = ({ db, clock }: SqliteContext): WebhookStore =
     },
 
     async listForEnvironment(environmentId) {
-      return selectWebhooks()
-        .where(and(eq(webhooks.environmentId, environmentId), live))
-        .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
-        .all();
+      return webhooksOfEnvironment.all({ environmentId });
     },
 
     async setEnabled(id, enabled) {

@@ -63,6 +63,16 @@ test("two worker processes open every subscriber, count deliveries and measure s
     expect(report.lastDeliveryAt).toBeGreaterThanOrEqual(report.firstDeliveryAt);
     await pool.reset();
     expect((await pool.report()).deliveries).toBe(0);
+
+    // With a send window, only tokens sent inside it are timed; every token still counts.
+    const now = wallClockMs();
+    await pool.reset({ sentFrom: now - 1_000, sentTo: now + 60_000 });
+    publish("run.token", { runId: "r", index: 0, delta: stampToken(now - 2_000) });
+    publish("run.token", { runId: "r", index: 1, delta: stampToken(now - 500) });
+    const windowed = await pool.waitFor({ deliveries: 60 }, 20_000);
+    expect(windowed.deliveries).toBe(60);
+    expect(windowed.latency.count).toBe(30);
+    expect(windowed.latency.max).toBeLessThan(2_000);
   } finally {
     await pool.close();
   }

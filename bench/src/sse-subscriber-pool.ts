@@ -27,7 +27,11 @@ export interface SubscriberPool {
   ready: number;
   failed: number;
   firstError: string | null;
-  reset(): Promise<void>;
+  /**
+   * Zeroes the counters. With a send window (wall-clock ms, see clock.ts), latency is recorded
+   * only for tokens the upstream sent within it; deliveries still count every token.
+   */
+  reset(window?: { sentFrom: number; sentTo: number }): Promise<void>;
   report(): Promise<PoolReport>;
   /**
    * Polls report() until `deliveries` and `completed` reach these counts, or the timeout, or
@@ -99,8 +103,8 @@ export async function openSubscriberPool(options: {
     ready: opened.reduce((sum, part) => sum + part.ready, 0),
     failed: opened.reduce((sum, part) => sum + part.failed, 0),
     firstError: opened.find((part) => part.firstError)?.firstError ?? null,
-    async reset() {
-      for (const worker of workers) worker.send({ type: "reset" });
+    async reset(window) {
+      for (const worker of workers) worker.send({ type: "reset", ...window });
       await Promise.all(workers.map((worker) => worker.next("reset-done", 60_000)));
     },
     report,

@@ -18,7 +18,8 @@ interface Subscription {
 }
 type Command =
   | { type: "open"; host: string; port: number; subscriptions: Subscription[]; parallelConnects?: number }
-  | { type: "reset" }
+  /** Latency is recorded only for tokens sent within [sentFrom, sentTo] (wall-clock ms), when given. */
+  | { type: "reset"; sentFrom?: number; sentTo?: number }
   | { type: "report" }
   | { type: "close" };
 
@@ -30,6 +31,8 @@ let completed = 0;
 let closedConnections = 0;
 let firstDeliveryAt = 0;
 let lastDeliveryAt = 0;
+let sentFrom = Number.NEGATIVE_INFINITY;
+let sentTo = Number.POSITIVE_INFINITY;
 
 function onEvent(event: string, data: string, markReady: () => void): void {
   if (event === "run.token") {
@@ -38,7 +41,9 @@ function onEvent(event: string, data: string, markReady: () => void): void {
     if (firstDeliveryAt === 0) firstDeliveryAt = now;
     lastDeliveryAt = now;
     const mark = data.indexOf(DELTA_MARK);
-    if (mark !== -1) histogram.record(now - Number.parseFloat(data.slice(mark + DELTA_MARK.length)));
+    if (mark === -1) return;
+    const sentAt = Number.parseFloat(data.slice(mark + DELTA_MARK.length));
+    if (sentAt >= sentFrom && sentAt <= sentTo) histogram.record(now - sentAt);
   } else if (event === "run.completed" || event === "run.failed") {
     completed++;
   } else if (event === "ready") {
@@ -96,6 +101,8 @@ for await (const command of commands<Command>()) {
     completed = 0;
     firstDeliveryAt = 0;
     lastDeliveryAt = 0;
+    sentFrom = command.sentFrom ?? Number.NEGATIVE_INFINITY;
+    sentTo = command.sentTo ?? Number.POSITIVE_INFINITY;
     emit({ type: "reset-done" });
   } else if (command.type === "report") {
     emit({

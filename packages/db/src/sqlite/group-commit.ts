@@ -118,9 +118,23 @@ export const createGroupCommit = (raw: Database, options: GroupCommitOptions = {
     }, delayMs);
   };
 
-  const flushWith = (retryWhenBusy: boolean): void => {
+  /** Commits the rest on a later turn, so a burst of writes does not hold the event loop. */
+  const scheduleFlush = () => {
+    if (scheduled || closed) return;
+    scheduled = true;
+    setImmediate(() => {
+      if (retryTimer === null) flushWith(true, 1);
+      else scheduled = false;
+    });
+  };
+
+  const flushWith = (retryWhenBusy: boolean, maxBatches = Number.POSITIVE_INFINITY): void => {
     scheduled = false;
-    while (queue.length > 0) {
+    for (let batches = 0; queue.length > 0; batches++) {
+      if (batches >= maxBatches) {
+        scheduleFlush();
+        return;
+      }
       const batch = queue.slice(0, maxBatch);
       queue = queue.slice(batch.length);
       let outcomes: ReturnType<typeof commitBatch>;
@@ -180,14 +194,8 @@ export const createGroupCommit = (raw: Database, options: GroupCommitOptions = {
         });
         // While waiting out a lock, new writes join the retry instead of hitting the lock again.
         if (retryTimer !== null) return;
-        if (queue.length >= maxBatch) flushWith(true);
-        else if (!scheduled) {
-          scheduled = true;
-          setImmediate(() => {
-            if (retryTimer === null) flushWith(true);
-            else scheduled = false;
-          });
-        }
+        if (queue.length >= maxBatch) flushWith(true, 1);
+        else scheduleFlush();
       });
     },
     flush: () => flushWith(true),

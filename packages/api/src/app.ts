@@ -160,7 +160,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
       stream.closeAllStreams(reason) + trpc.closeAllSubscriptions(reason),
     async fetch(request, server) {
       const startedAt = performance.now();
-      if (server !== undefined) markServerFramed(request);
+      if (server !== undefined && request.method !== "GET") markServerFramed(request);
       const requestId = requestIdFor(request);
       const path = pathnameOf(request.url);
       const match = router.match(request.method, path);

@@ -14,6 +14,7 @@ export interface BenchPrompt {
 export const benchPrompts = {
   echo: { slug: "bench-echo", model: "dev:echo", params: { delayMs: 0 } },
   stream200: { slug: "bench-stream-200", model: `${UPSTREAM_PROVIDER}:stamp-200-5` },
+  stream2: { slug: "bench-stream-2", model: `${UPSTREAM_PROVIDER}:stamp-2-5` },
   fanOut50PerSecond: { slug: "bench-fan-out", model: `${UPSTREAM_PROVIDER}:stamp-50-20` },
   burst: { slug: "bench-burst", model: `${UPSTREAM_PROVIDER}:stamp-100-0` },
   gate: { slug: "bench-gate", model: `${UPSTREAM_PROVIDER}:gate` },

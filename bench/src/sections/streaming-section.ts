@@ -14,8 +14,18 @@ const CLIENT_SCRIPT = `${import.meta.dir}/../processes/stream-client.ts`;
 const TOKENS = 200;
 const TOKEN_INTERVAL_MS = 5;
 const UPSTREAM_MODEL = `stamp-${TOKENS}-${TOKEN_INTERVAL_MS}`;
+/** The short stream that separates per-stream from per-token server cost. */
+const SHORT_TOKENS = 2;
 
 type Path = "upstream directly" | "AI SDK streamText (no server)" | "Portkey gateway" | "Promptrun (SSE)";
+
+/** Server CPU per stream at 100 streams at once, for the long and the short stream. */
+interface CpuCost {
+  streams: number;
+  longMs: number;
+  shortMs: number;
+  shortTokens: number;
+}
 
 interface PathResult {
   path: Path;
@@ -40,6 +50,7 @@ export async function streamingSection(context: BenchContext): Promise<SectionRe
     fileLimit: 8192,
   });
   const results: PathResult[] = [];
+  let cpu: CpuCost | null = null;
   try {
     try {
       portkey = await startPortkeyGateway();
@@ -48,8 +59,14 @@ export async function streamingSection(context: BenchContext): Promise<SectionRe
     }
     await client.next("ready", 30_000);
     const upstreamBase = `${context.upstream.url}/v1`;
-    const commandFor = (path: Path, concurrency: number, total: number) => {
-      const common = { type: "run", concurrency, total, expectedTokens: TOKENS, timeoutMs: 60_000 };
+    const commandFor = (path: Path, concurrency: number, total: number, short = false) => {
+      const common = {
+        type: "run",
+        concurrency,
+        total,
+        expectedTokens: short ? SHORT_TOKENS : TOKENS,
+        timeoutMs: 60_000,
+      };
       if (path === "upstream directly") {
         return {
           ...common,
@@ -76,7 +93,7 @@ export async function streamingSection(context: BenchContext): Promise<SectionRe
         mode: "promptrun",
         baseUrl: server.url,
         apiKey: server.apiKey,
-        slug: benchPrompts.stream200.slug,
+        slug: short ? benchPrompts.stream2.slug : benchPrompts.stream200.slug,
       };
     };
     const paths: Path[] = [
@@ -91,8 +108,8 @@ export async function streamingSection(context: BenchContext): Promise<SectionRe
       client: client.pid,
       ...(portkey ? { portkey: portkey.pid } : {}),
     };
-    const run = async (path: Path, concurrency: number, total: number) => {
-      client.send(commandFor(path, concurrency, total));
+    const run = async (path: Path, concurrency: number, total: number, short = false) => {
+      client.send(commandFor(path, concurrency, total, short));
       return client.next<StreamBatchResult & { type: string }>("result", 300_000);
     };
     // Warm every path (JIT, connection pools) before measuring.
@@ -112,22 +129,54 @@ export async function streamingSection(context: BenchContext): Promise<SectionRe
         results.push({ path, concurrency, batch, cores });
       }
     }
+    // What a stream costs the server, apart from latency (which depends on how busy the cores are).
+    context.log("streaming: server CPU per stream, 200-token and 2-token streams");
+    const cpuPerStream = async (short: boolean) => {
+      const total = 100 * rounds;
+      const stop = startCpuWindow([server.pid]);
+      await run("Promptrun (SSE)", 100, total, short);
+      return ((stop().cpuSeconds[server.pid] ?? Number.NaN) / total) * 1000;
+    };
+    await run("Promptrun (SSE)", 100, 100, true);
+    cpu = {
+      streams: 100 * rounds,
+      longMs: await cpuPerStream(false),
+      shortMs: await cpuPerStream(true),
+      shortTokens: SHORT_TOKENS,
+    };
   } finally {
     client.send({ type: "exit" });
     await client.stop(2_000);
     await portkey?.stop();
     await server.dispose(5_000);
   }
-  return render(results, portkeyError, portkey?.version ?? null);
+  return render(results, portkeyError, portkey?.version ?? null, cpu);
+}
+
+/** Server CPU per stream of the long and the short stream, split into per-token and per-stream cost. */
+function renderCpuCost(cpu: CpuCost | null): string {
+  if (cpu === null) return "";
+  const perTokenUs = ((cpu.longMs - cpu.shortMs) / (TOKENS - cpu.shortTokens)) * 1000;
+  const setupMs = cpu.shortMs - (perTokenUs / 1000) * cpu.shortTokens;
+  return (
+    `Server CPU (Promptrun process, CPU seconds over the batch / streams; ${formatCount(cpu.streams)} streams, 100 at once): ` +
+    `${formatMs(cpu.longMs)} ms per ${TOKENS}-token stream, ${formatMs(cpu.shortMs)} ms per ${cpu.shortTokens}-token stream ` +
+    `(\`${benchPrompts.stream2.slug}\`, the same path). So each relayed token costs ≈ ${formatMs(perTokenUs)} µs and each stream ≈ ${formatMs(setupMs)} ms besides ` +
+    "(mint the stream token, open the SSE stream, create the run and commit it, start the provider call, finish: cost, completion commit, events). " +
+    "At 100 streams started together, that per-stream cost is queued on one thread: it is most of the added time to first token there."
+  );
 }
 
 function render(
   results: PathResult[],
   portkeyError: string | null,
   portkeyVersion: string | null,
+  cpu: CpuCost | null,
 ): SectionResult {
   const rows: Array<Array<string | number>> = [];
   const targets: TargetCheck[] = [];
+  /** Added first token p50 by concurrency (Promptrun path), to show the one-stream reading beside the target's. */
+  const addedFirstAt = new Map<number, number>();
   for (const result of results) {
     const direct = results.find(
       (other) => other.path === "upstream directly" && other.concurrency === result.concurrency,
@@ -161,11 +210,13 @@ function render(
         .map(([name, cores]) => `${name} ${formatCores(cores)}`)
         .join(", "),
     ]);
+    if (result.path === "Promptrun (SSE)") addedFirstAt.set(result.concurrency, addedFirst);
     if (result.path === "Promptrun (SSE)" && result.concurrency === 100) {
+      const oneStream = addedFirstAt.get(1);
       targets.push(
         {
           target: "added time to first token at 100 streams < 2 ms p50",
-          measured: `${formatAddedMs(addedFirst)} ms`,
+          measured: `${formatAddedMs(addedFirst)} ms${oneStream === undefined ? "" : ` (at 1 stream: ${formatAddedMs(oneStream)} ms)`}`,
           met: addedFirst < 2,
         },
         {
@@ -223,6 +274,8 @@ function render(
       ["streams at once", "202 received", "`run.started` received", "first `run.token` received"],
       breakdown,
     ),
+    "",
+    renderCpuCost(cpu),
   ].join("\n");
   return { title: "2. Streaming overhead", body, targets };
 }

@@ -8,7 +8,6 @@ import { markServerFramed } from "./http/server-framed.ts";
 import {
   createThreadStreamCap,
   DEFAULT_MAX_STREAMS_PER_THREAD,
-  onBodyEnd,
   threadStreamKey,
 } from "./http/thread-stream-cap.ts";
 import { createMetricsRegistry } from "./metrics/metrics-registry.ts";
@@ -110,8 +109,8 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
   const cappedStream: RouteHandler = async (request, params, server) => {
     const thread = params.thread ?? "";
     const token = streamTokenOf(request);
-    const claims =
-      token === null ? null : await deps.services.streamTokens.verify(token, thread).catch(() => null);
+    if (token === null) return stream(request, thread, server);
+    const claims = await deps.services.streamTokens.verify(token, thread).catch(() => null);
     if (claims === null) return stream(request, thread, server);
     const release = streamCap.reserve(threadStreamKey(claims.tenantId, claims.threadId));
     if (release === null) {
@@ -119,16 +118,17 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
     }
     let response: Response;
     try {
-      response = await stream(request, thread, server);
+      // The session frees the slot when it ends: no wrapping stream between it and the socket.
+      response = await stream(request, thread, server, {
+        verified: { token, claims },
+        onClose: release,
+      });
     } catch (error) {
       release();
       throw error;
     }
-    if (response.status !== 200) {
-      release();
-      return response;
-    }
-    return onBodyEnd(response, release);
+    if (response.status !== 200) release();
+    return response;
   };
   const rest =
     (handler: RestHandler): RouteHandler =>

@@ -58,7 +58,7 @@ describe("GET /stream/:thread behind the per-thread cap", () => {
     expect((await open(thread, "garbage")).status).toBe(401);
     expect((await open(thread, await mint(t.keys.a, otherThread))).status).toBe(403);
 
-    // The first chunk (the `ready` event) passes through the wrapper unchanged.
+    // The stream is the SSE session's own: the `ready` event comes first; cancelling frees the slot.
     const reader = first.body!.getReader();
     const chunk = await reader.read();
     expect(new TextDecoder().decode(chunk.value)).toContain("event: ready");

@@ -83,15 +83,43 @@ export function createMetricsRegistry(options: MetricsRegistryOptions = {}): Api
     string,
     { count: ReturnType<typeof httpRequests.labels>; duration: ReturnType<typeof httpDuration.labels> }
   >();
+  // Labelled children are kept per (outcome, model): prom-client hashes a label object on every
+  // call otherwise, and these run once or twice per run. They live as long as the series do.
+  const runChildren = new Map<
+    string,
+    { count: ReturnType<typeof runsFinished.labels>; duration: ReturnType<typeof runDuration.labels> }
+  >();
+  const providerChildren = new Map<
+    string,
+    { count: ReturnType<typeof providerCalls.labels>; latency: ReturnType<typeof providerLatency.labels> }
+  >();
 
   const engine: EngineMetrics = {
     runFinished(outcome, model, durationMs) {
-      runsFinished.inc({ outcome, model });
-      runDuration.observe({ outcome, model }, durationMs / 1000);
+      const key = `${outcome}\u0000${model}`;
+      let children = runChildren.get(key);
+      if (children === undefined) {
+        children = {
+          count: runsFinished.labels({ outcome, model }),
+          duration: runDuration.labels({ outcome, model }),
+        };
+        runChildren.set(key, children);
+      }
+      children.count.inc();
+      children.duration.observe(durationMs / 1000);
     },
     providerCall(model, outcome, latencyMs) {
-      providerCalls.inc({ model, outcome });
-      providerLatency.observe({ model, outcome }, latencyMs / 1000);
+      const key = `${outcome}\u0000${model}`;
+      let children = providerChildren.get(key);
+      if (children === undefined) {
+        children = {
+          count: providerCalls.labels({ model, outcome }),
+          latency: providerLatency.labels({ model, outcome }),
+        };
+        providerChildren.set(key, children);
+      }
+      children.count.inc();
+      children.latency.observe(latencyMs / 1000);
     },
     queueDepth(depthByPriority) {
       for (const [priority, depth] of Object.entries(depthByPriority)) queueDepth.set({ priority }, depth);

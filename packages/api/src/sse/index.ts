@@ -1,4 +1,5 @@
 import { isUuid } from "@promptrun/contract";
+import type { StreamTokenClaims } from "@promptrun/core";
 import type { ApiDeps, StreamServer } from "../deps.ts";
 import { errorResponse, responseForError } from "../errors.ts";
 import { isSafeEventId } from "./encode.ts";
@@ -10,8 +11,18 @@ export { SSE_HEADERS } from "./sse-session.ts";
 export type { EndReason } from "./stream-registry.ts";
 export { REPLAY_TOO_LARGE_REASON, RESET_REASON } from "./thread-feed.ts";
 
+export interface StreamOptions {
+  /** A token the caller already verified for this thread, with its claims (used when it is the request's). */
+  verified?: { token: string; claims: StreamTokenClaims };
+  /**
+   * Called once when an opened stream ends (end event queued, client gone); never when the answer
+   * is not a stream (status other than 200), which the caller handles.
+   */
+  onClose?: () => void;
+}
+
 export interface StreamHandler {
-  (request: Request, threadId: string, server?: StreamServer): Promise<Response>;
+  (request: Request, threadId: string, server?: StreamServer, options?: StreamOptions): Promise<Response>;
   /** Ends every open stream with `event: end` {reason} (graceful shutdown); returns how many. */
   closeAllStreams(reason?: EndReason): number;
   /** Streams currently open. */
@@ -38,14 +49,22 @@ function lastEventIdOf(request: Request, url: URL): string | null {
 export function createStreamHandler(deps: ApiDeps): StreamHandler {
   const registry = createStreamRegistry();
 
-  const handle = async (request: Request, threadId: string, server?: StreamServer): Promise<Response> => {
+  const handle = async (
+    request: Request,
+    threadId: string,
+    server?: StreamServer,
+    options?: StreamOptions,
+  ): Promise<Response> => {
     if (!isUuid(threadId)) return errorResponse("not_found", `malformed thread id '${threadId}'`);
     const url = new URL(request.url);
     const token = streamTokenOf(request, url);
     if (token === null) return errorResponse("unauthorized", "missing stream token");
-    let claims: Awaited<ReturnType<typeof deps.services.streamTokens.verify>>;
+    let claims: StreamTokenClaims;
     try {
-      claims = await deps.services.streamTokens.verify(token, threadId);
+      claims =
+        options?.verified?.token === token
+          ? options.verified.claims
+          : await deps.services.streamTokens.verify(token, threadId);
     } catch (error) {
       return responseForError(error, deps.logger, { route: "/stream/:thread" });
     }
@@ -58,6 +77,7 @@ export function createStreamHandler(deps: ApiDeps): StreamHandler {
       claims,
       lastEventId: lastEventIdOf(request, url),
       registry,
+      onClose: options?.onClose,
     });
   };
 

@@ -26,6 +26,8 @@ export interface SseSessionOptions {
   claims: StreamTokenClaims;
   lastEventId: string | null;
   registry: StreamRegistry;
+  /** Called once when the session ends (end event queued, client gone). */
+  onClose?: (() => void) | undefined;
 }
 
 /**
@@ -48,6 +50,7 @@ class SseSession
     private readonly registry: StreamRegistry,
     private readonly threadId: string,
     private readonly lastEventId: string | null,
+    private readonly onClose: (() => void) | undefined,
   ) {
     this.position = lastEventId ?? "";
     this.queue = new ByteQueueStream(deps.config.subscriberBufferBytes, this);
@@ -144,6 +147,7 @@ class SseSession
     this.request.signal.removeEventListener("abort", this);
     this.registry.remove(this);
     this.deps.metrics?.streamClosed();
+    this.onClose?.();
   }
 }
 
@@ -154,7 +158,14 @@ class SseSession
  */
 export function openSseSession(options: SseSessionOptions): Response {
   const { deps, request, claims } = options;
-  const session = new SseSession(deps, request, options.registry, claims.threadId, options.lastEventId);
+  const session = new SseSession(
+    deps,
+    request,
+    options.registry,
+    claims.threadId,
+    options.lastEventId,
+    options.onClose,
+  );
   session.open(options.token, claims);
   return new Response(session.queue.stream, { status: 200, headers: SSE_HEADERS });
 }

@@ -47,8 +47,11 @@ const upstream = Bun.serve({
           // Separate network writes, so frames also arrive split across reads.
           await Bun.sleep(1);
         }
-        if (reply.end === "cut") controller.error(undefined);
-        else if (reply.end !== "hang") controller.close();
+        if (reply.end === "cut") {
+          // A reset drops what the client has not read yet: let it read what was sent first.
+          await Bun.sleep(20);
+          controller.error(undefined);
+        } else if (reply.end !== "hang") controller.close();
       },
     });
     return new Response(body, { headers: { "content-type": "text/event-stream" } });
@@ -213,6 +216,7 @@ const scenarios: Record<string, Upstream> = {
   "503 with a non-JSON body": { status: 503, statusText: "Service Unavailable", text: "<html>down</html>" },
   "502 with an empty body": { status: 502, statusText: "Bad Gateway", text: "" },
   "connection cut mid-stream": { frames: [token("a"), token("b")], end: "cut" },
+  "connection cut before any output": { frames: [start], end: "cut" },
 };
 
 /** Outcomes with no error value in the stream parts compare part by part as well. */

@@ -60,3 +60,23 @@ describe("lookupModelPrice", () => {
     });
   });
 });
+
+describe("lookupModelPrice over time", () => {
+  const lookupAt = (iso: string) => ({ overrides: {}, inputTokens: 10, at: new Date(iso) });
+  const MODEL = "aws:global.openai.gpt-5.6-sol";
+
+  test("dated prices change at their date, also when the lookup is repeated (the cache is per minute)", () => {
+    const before = lookupModelPrice(MODEL, lookupAt("2026-08-20T23:59:00Z"));
+    const after = lookupModelPrice(MODEL, lookupAt("2026-08-21T00:00:30Z"));
+    expect(before?.inputPerMillion).toBe(5);
+    expect(after?.inputPerMillion).toBe(4);
+    // Asked again, in any order, each instant keeps its own price.
+    expect(lookupModelPrice(MODEL, lookupAt("2026-08-20T23:59:30Z"))?.inputPerMillion).toBe(5);
+    expect(lookupModelPrice(MODEL, lookupAt("2026-08-21T00:00:10Z"))?.inputPerMillion).toBe(4);
+  });
+
+  test("an unknown model stays unknown on a repeated lookup", () => {
+    expect(lookupModelPrice("openai:no-such-model-xyz", lookupAt("2026-11-22T00:00:00Z"))).toBeNull();
+    expect(lookupModelPrice("openai:no-such-model-xyz", lookupAt("2026-11-22T00:00:01Z"))).toBeNull();
+  });
+});

@@ -40,6 +40,31 @@ const fromOverride = (price: ModelPrice): ResolvedPrice => ({
   perWebSearch: price.perWebSearch ?? 0,
 });
 
+type DataSetPrice = NonNullable<ReturnType<typeof calcPrice>>["model_price"];
+
+const MINUTE_MS = 60_000;
+const MAX_CACHED_PRICES = 1_024;
+/** provider, model and minute → the data set's price (or null). */
+const cachedPrices = new Map<string, DataSetPrice | null>();
+
+/**
+ * The data set's search costs tens of µs per run; its prices change at most by the minute (dated
+ * prices, time-of-day discounts), so one lookup per model per minute gives the same answers.
+ */
+function dataSetPrice(provider: string, model: string, at: Date): DataSetPrice | null {
+  const key = `${provider}\u0000${model}\u0000${Math.floor(at.getTime() / MINUTE_MS)}`;
+  const cached = cachedPrices.get(key);
+  if (cached !== undefined) return cached;
+  const found = calcPrice({ input_tokens: 0, output_tokens: 0 }, model, {
+    providerId: provider,
+    timestamp: at,
+  });
+  const price = found ? found.model_price : null;
+  if (cachedPrices.size >= MAX_CACHED_PRICES) cachedPrices.clear();
+  cachedPrices.set(key, price);
+  return price;
+}
+
 /**
  * The price of `provider:model`: a configured override, then the bundled `@pydantic/genai-prices`
  * data set (offline; never fetched at run time). `dev:*` models are free. null when unknown:
@@ -53,12 +78,8 @@ export function lookupModelPrice(modelRef: string, lookup: PriceLookup): Resolve
   const provider = modelRef.slice(0, separator);
   const model = modelRef.slice(separator + 1);
   if (provider === "dev") return FREE;
-  const found = calcPrice({ input_tokens: 0, output_tokens: 0 }, model, {
-    providerId: provider,
-    timestamp: lookup.at,
-  });
-  if (!found) return null;
-  const prices = found.model_price;
+  const prices = dataSetPrice(provider, model, lookup.at);
+  if (!prices) return null;
   const input = tierPrice(prices.input_mtok, lookup.inputTokens);
   const output = tierPrice(prices.output_mtok, lookup.inputTokens);
   if (input === undefined || output === undefined) return null;

@@ -18,7 +18,7 @@ export interface StreamTokenServiceDependencies {
 }
 
 /** Its own HKDF label, so the signing key is unrelated to the secret box's encryption key. */
-const deriveSigningKey = (secret: string): Uint8Array =>
+const deriveSigningKey = (secret: string): Uint8Array<ArrayBuffer> =>
   new Uint8Array(hkdfSync("sha256", secret, "promptrun", "promptrun/stream-token/v1", 32));
 
 export const streamUrlFor = (streamUrl: string, threadId: string): string =>
@@ -34,7 +34,14 @@ export const streamUrlFor = (streamUrl: string, threadId: string): string =>
  */
 export function createStreamTokenService(dependencies: StreamTokenServiceDependencies): StreamTokenService {
   const { config, clock, rateLimits } = dependencies;
-  const key = deriveSigningKey(config.secret);
+  const keyBytes = deriveSigningKey(config.secret);
+  // Imported once: given raw bytes, jose imports a WebCrypto key on every sign and verify.
+  let importedKey: Promise<CryptoKey> | null = null;
+  const signingKey = (): Promise<CryptoKey> =>
+    (importedKey ??= crypto.subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, [
+      "sign",
+      "verify",
+    ]));
 
   return {
     async issue(tenant, threadId) {
@@ -51,7 +58,7 @@ export function createStreamTokenService(dependencies: StreamTokenServiceDepende
         .setIssuedAt(issuedAt)
         .setExpirationTime(expiresAt)
         .setJti(randomUUID())
-        .sign(key);
+        .sign(await signingKey());
       return {
         token,
         expiresAt: new Date(expiresAt * 1000).toISOString(),
@@ -62,7 +69,7 @@ export function createStreamTokenService(dependencies: StreamTokenServiceDepende
     async verify(token, threadId) {
       let payload: Awaited<ReturnType<typeof jwtVerify>>["payload"];
       try {
-        ({ payload } = await jwtVerify(token, key, {
+        ({ payload } = await jwtVerify(token, await signingKey(), {
           algorithms: ["HS256"],
           audience: AUDIENCE,
           currentDate: clock.now(),

@@ -20,7 +20,7 @@ interface EnvironmentRow {
  * cleared when ANOTHER connection commits (`PRAGMA data_version`), so nothing outlives a change
  * made elsewhere.
  */
-export const createEnvironmentStore = ({ db, raw }: SqliteContext): EnvironmentStore => {
+export const createEnvironmentStore = ({ db, raw, dataVersion }: SqliteContext): EnvironmentStore => {
   const selectByName = raw.prepare<EnvironmentRow, { tenantId: string; name: string }>(
     "SELECT id, tenant_id, name, created_at FROM environments WHERE tenant_id = $tenantId AND name = $name",
   );
@@ -28,12 +28,11 @@ export const createEnvironmentStore = ({ db, raw }: SqliteContext): EnvironmentS
   const selectEnvVars = raw.prepare<{ key: string; value: string }, { environmentId: string }>(
     "SELECT key, value FROM env_vars WHERE environment_id = $environmentId ORDER BY key",
   );
-  const dataVersion = raw.prepare<{ data_version: number }, []>("PRAGMA data_version");
   const found = new Map<string, EnvironmentRecord>();
   let seenDataVersion = -1;
 
   const byName = (tenantId: string, name: string): EnvironmentRecord | null => {
-    const current = dataVersion.get()?.data_version ?? -1;
+    const current = dataVersion();
     if (current !== seenDataVersion) {
       seenDataVersion = current;
       found.clear();

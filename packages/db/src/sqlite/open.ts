@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import type { Clock, Store } from "@promptrun/core";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { migrate } from "drizzle-orm/bun-sqlite/migrator";
+import { createDataVersionProbe } from "./data-version.ts";
 import { databasePath, MEMORY_PATH } from "./database-path.ts";
 import { createEnvironmentStore } from "./environment-store.ts";
 import { createGroupCommit } from "./group-commit.ts";
@@ -67,7 +68,12 @@ export const openSqliteStore = async (options: OpenSqliteStoreOptions): Promise<
     raw.exec("PRAGMA cache_size = -65536");
     const db = drizzle({ client: raw });
     applyMigrations(db);
-    const context: SqliteContext = { db, raw, clock: options.clock ?? systemClock };
+    const context: SqliteContext = {
+      db,
+      raw,
+      clock: options.clock ?? systemClock,
+      dataVersion: createDataVersionProbe(raw),
+    };
     const groupCommit = createGroupCommit(raw, { maxBatch: options.maxBatch ?? 256 });
     let closed = false;
     return {

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { TenantRecord } from "@promptrun/core";
 import { push } from "../conformance/fixtures.ts";
 import { openSqliteStore, type SqliteStore } from "./open.ts";
-import { addTenant, openTempStore } from "./test-fixtures.ts";
+import { addTenant, nextTurn, openTempStore } from "./test-fixtures.ts";
 
 const at = (seconds: number) => new Date(1_700_000_000_000 + seconds * 1000);
 
@@ -32,7 +32,7 @@ describe("SQLite PromptStore", () => {
     }
   });
 
-  test("remembered resolutions follow pushes and tag moves made here or by another connection", async () => {
+  test("remembered resolutions follow pushes and tag moves made here, or by another connection from the next turn", async () => {
     const resolve = store.prompts.resolveVersion;
     const v1 = (await push(store, acme.id, "greet", "v1", ["stable"])).version;
     expect(await resolve(acme.id, "greet", { kind: "latest" })).toEqual(v1);
@@ -46,12 +46,15 @@ describe("SQLite PromptStore", () => {
     await store.prompts.setTag(acme.id, "greet", { kind: "number", version: 2 }, "stable", at(3));
     expect(await resolve(acme.id, "greet", { kind: "tag", tag: "stable" })).toEqual(v2);
 
-    // Another connection (the CLI is another process) pushes and moves the tag back.
+    // Another connection (the CLI is another process) pushes and moves the tag back: seen from
+    // the next event-loop turn (the data version is read once per turn).
     const second = await openSqliteStore({ url });
     try {
       const v3 = (await push(second, acme.id, "greet", "v3")).version;
+      await nextTurn();
       expect(await resolve(acme.id, "greet", { kind: "latest" })).toEqual(v3);
       await second.prompts.setTag(acme.id, "greet", { kind: "number", version: 1 }, "stable", at(4));
+      await nextTurn();
       expect(await resolve(acme.id, "greet", { kind: "tag", tag: "stable" })).toEqual(v1);
     } finally {
       await second.close();

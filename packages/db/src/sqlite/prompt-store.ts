@@ -122,7 +122,7 @@ type ResolveParams = Record<string, string | number>;
  * pushes and tag moves clear the memory, and `PRAGMA data_version` (changed by any commit of
  * ANOTHER connection, e.g. `promptrun prompts push` from the CLI) clears it before the next lookup.
  */
-export const createPromptStore = ({ db, raw }: SqliteContext): PromptStore => {
+export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): PromptStore => {
   const resolveStatements: Record<
     VersionSelector["kind"],
     ReturnType<typeof raw.prepare<VersionRow, ResolveParams>>
@@ -134,7 +134,6 @@ export const createPromptStore = ({ db, raw }: SqliteContext): PromptStore => {
       `${VERSION_SELECT} JOIN prompt_tags g ON g.prompt_id = p.id AND g.version_id = v.id WHERE ${IN_PROMPT} AND g.tag = $value`,
     ),
   };
-  const dataVersion = raw.prepare<{ data_version: number }, []>("PRAGMA data_version");
   const resolved = new Map<string, PromptVersionRecord>();
   let seenDataVersion = -1;
 
@@ -152,7 +151,7 @@ export const createPromptStore = ({ db, raw }: SqliteContext): PromptStore => {
   };
 
   const resolveCached = (tenantId: string, slug: string, selector: VersionSelector) => {
-    const current = dataVersion.get()?.data_version ?? -1;
+    const current = dataVersion();
     if (current !== seenDataVersion) {
       seenDataVersion = current;
       resolved.clear();

@@ -7,4 +7,6 @@ export interface SqliteContext {
   db: BunSQLiteDatabase;
   raw: Database;
   clock: Clock;
+  /** `PRAGMA data_version`, read at most once per event-loop turn (see data-version.ts). */
+  dataVersion: () => number;
 }

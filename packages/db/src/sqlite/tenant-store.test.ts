@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { ApiKeyRecord } from "@promptrun/core";
 import { ManualClock } from "../conformance/fixtures.ts";
 import { openSqliteStore, type SqliteStore } from "./open.ts";
-import { addTenant, openTempStore } from "./test-fixtures.ts";
+import { addTenant, nextTurn, openTempStore } from "./test-fixtures.ts";
 
 const apiKey = (tenantId: string, prefix: string, hash: string): ApiKeyRecord => ({
   id: Bun.randomUUIDv7(),
@@ -24,7 +24,7 @@ describe("SQLite TenantStore", () => {
   });
   afterEach(() => dispose());
 
-  test("a remembered key reflects revocations and subscription changes made here or by another connection", async () => {
+  test("a remembered key reflects revocations and subscription changes made here, or by another connection from the next turn", async () => {
     const acme = await addTenant(store);
     const key = apiKey(acme.id, "pr_live_efgh", "e".repeat(64));
     await store.tenants.createApiKey(key);
@@ -37,12 +37,15 @@ describe("SQLite TenantStore", () => {
     await store.tenants.setSubscription(acme.id, false);
     expect((await store.tenants.findApiKeyByHash(key.hash))?.tenant.subscriptionActive).toBe(false);
 
-    // Another connection (the CLI is another process) commits: the next lookup sees it.
+    // Another connection (the CLI is another process) commits: a lookup from the next event-loop
+    // turn on sees it (the data version is read once per turn).
     const other = await openSqliteStore({ url: `file:${store.path}`, clock });
     try {
       await other.tenants.setSubscription(acme.id, true);
+      await nextTurn();
       expect((await store.tenants.findApiKeyByHash(key.hash))?.tenant.subscriptionActive).toBe(true);
       await other.tenants.revokeApiKeys({ id: key.id }, clock.now());
+      await nextTurn();
       expect(await store.tenants.findApiKeyByHash(key.hash)).toBeNull();
     } finally {
       await other.close();

@@ -51,7 +51,7 @@ const copyFoundKey = (found: FoundKey): FoundKey => ({ key: { ...found.key }, te
  * `PRAGMA data_version` (which changes when any OTHER connection commits, e.g. the CLI revoking a
  * key or switching a subscription) clears it before the next lookup.
  */
-export const createTenantStore = ({ db, raw, clock }: SqliteContext): TenantStore => {
+export const createTenantStore = ({ db, raw, clock, dataVersion }: SqliteContext): TenantStore => {
   const selectKeyByHash = raw.prepare<KeyRow, { hash: string }>(
     `SELECT k.id, k.tenant_id, k.prefix, k.hash, k.created_at, k.revoked_at, k.last_used_at,
             t.name AS tenant_name, t.subscription_active, t.created_at AS tenant_created_at
@@ -61,13 +61,12 @@ export const createTenantStore = ({ db, raw, clock }: SqliteContext): TenantStor
   const touchKey = raw.prepare<never, { id: string; at: number }>(
     "UPDATE api_keys SET last_used_at = $at WHERE id = $id",
   );
-  const dataVersion = raw.prepare<{ data_version: number }, []>("PRAGMA data_version");
   const keysByHash = new Map<string, FoundKey>();
   let seenDataVersion = -1;
 
   /** Forgets every remembered key when another connection has committed since the last look. */
   const dropIfChangedElsewhere = () => {
-    const current = dataVersion.get()?.data_version ?? -1;
+    const current = dataVersion();
     if (current !== seenDataVersion) {
       seenDataVersion = current;
       keysByHash.clear();

@@ -51,3 +51,6 @@ export const newRun = (version: PromptVersionRecord, overrides: Partial<NewRun> 
   createdAt: new Date(),
   ...overrides,
 });
+
+/** Resolves on the next event-loop turn (after this turn's setImmediate callbacks). */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

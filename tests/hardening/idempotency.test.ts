@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { api, startServer, type TestServer } from "../support/server.ts";
+import { SseConnection } from "../support/sse.ts";
 import { countRows, createTenant, pushPrompts, type Tenant } from "./support.ts";
 
 let server: TestServer;
@@ -89,6 +90,36 @@ describe("Idempotency-Key on POST /api/v1/prompts/{slug}/{version}/runs", () => 
     expect(await countRows(server, "select count(*) as n from runs")).toBe(before + 1);
     expect(await countRows(server, "select count(*) as n from idempotency_keys where key = ?", key)).toBe(1);
     expect(await runsWithKey(key)).toBe(1);
+  });
+
+  test("on one thread, the duplicates that lose the race never show on its stream", async () => {
+    // Runs are handed to the engine before their commit lands (docs/ARCHITECTURE.md, life of a
+    // run); the losers' inserts then fail, and nothing of them may reach the thread's subscriber.
+    // (That the engine holds back an early run's events until its commit is tested in
+    // packages/core's engine-early-start.test.ts, where a failing commit can be staged.)
+    const key = `stream-${crypto.randomUUID()}`;
+    const thread = crypto.randomUUID();
+    const minted = (await (
+      await api(server, `/api/v1/threads/${thread}/stream-token`, { method: "POST" })
+    ).json()) as { token: string; url: string };
+    const stream = await SseConnection.open(minted.url, { token: minted.token });
+    try {
+      await stream.waitFor((event) => event.event === "ready");
+      const responses = await Promise.all(
+        Array.from({ length: 20 }, () => createRun({ inputs: { name: "Once" }, thread }, key)),
+      );
+      expect(responses.map((response) => response.status).every((status) => status === 202)).toBe(true);
+      const { id } = (await responses[0]!.json()) as { id: string };
+      await stream.waitFor((event) => event.event === "run.completed");
+      await Bun.sleep(100);
+      const runEvents = stream.events.filter((event) => event.event.startsWith("run."));
+      expect(new Set(runEvents.map((event) => event.data.runId))).toEqual(new Set([id]));
+      expect(runEvents.filter((event) => event.event === "run.started")).toHaveLength(1);
+      expect(runEvents.at(-1)?.event).toBe("run.completed");
+      expect(await countRows(server, "select count(*) as n from runs where thread_id = ?", thread)).toBe(1);
+    } finally {
+      stream.close();
+    }
   });
 
   test("keys are scoped per tenant: another tenant's identical key and body start its own run", async () => {

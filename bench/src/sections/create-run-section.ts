@@ -8,6 +8,11 @@ import { startCpuWindow } from "../process-stats.ts";
 import type { BenchContext, SectionResult } from "./bench-context.ts";
 
 const HELLO_SCRIPT = `${import.meta.dir}/../processes/hello-server.ts`;
+/** Floors for any create endpoint, served by the hello-world process (see hello-server.ts). */
+const FLOORS = [
+  ["Bun.serve POST floor: read the JSON body, answer 202", "/post"],
+  ["Bun.serve POST + SQLite insert (group commit, synchronous=FULL)", "/insert"],
+] as const;
 /** The default per-tenant limit: parking this many slots stops the demo tenant's execution. */
 const TENANT_SLOTS = 8;
 
@@ -96,6 +101,32 @@ export async function createRunSection(context: BenchContext): Promise<SectionRe
         await server.dispose(2_000);
       }
     }
+    const helloAt100 = byLevel.get(100)?.hello.result.requestsPerSecond ?? Number.NaN;
+    for (const [name, path] of FLOORS) {
+      context.log(`create-run: ${name} at 100 connections`);
+      const measured = await measure(
+        {
+          url: `${helloUrl}${path}`,
+          connections: 100,
+          durationSeconds: seconds,
+          scratchDir: context.scratchDir,
+          request: { method: "POST", body: createBody, headers: { "Content-Type": "application/json" } },
+        },
+        hello.pid,
+        warmSeconds,
+      );
+      rows.push([
+        name,
+        100,
+        formatCount(measured.result.requestsPerSecond),
+        formatMs(measured.result.p50Ms),
+        formatMs(measured.result.p99Ms),
+        formatCount(measured.result.failures),
+        formatCores(measured.serverCores),
+        formatCores(measured.generatorCores),
+        formatPercent(measured.result.requestsPerSecond / helloAt100),
+      ]);
+    }
   } finally {
     await hello.stop();
   }
@@ -109,7 +140,8 @@ export async function createRunSection(context: BenchContext): Promise<SectionRe
   const body = [
     `Load generator: ${tool === "wrk" ? "wrk (1 thread, keep-alive, Lua script for the POST body)" : "Bun keep-alive fetch generator"} in its own process; ${warmSeconds} s warm-up then ${seconds} s measured per row. ` +
       `Each Promptrun row uses a fresh server and SQLite file; ${TENANT_SLOTS} runs of a prompt whose upstream holds them keep the demo tenant's execution slots busy, so every created run stays queued and the rows measure accepting a run alone (auth, validation, prompt lookup, the synchronous=FULL group commit, enqueue). ` +
-      '"cores" = CPU seconds / wall seconds of the server process and of the load generator over the measured window.',
+      '"cores" = CPU seconds / wall seconds of the server process and of the load generator over the measured window. ' +
+      "The two floor rows (100 connections, same process as the hello-world) do only what any create endpoint must: read the JSON body and answer 202 with a Location header, then the same after a run-sized SQLite insert (UUIDv7 key, three indexes) whose commit is shared by the requests of one event-loop turn — no auth, validation, lookups, scheduling or metrics.",
     "",
     markdownTable(
       [

@@ -93,10 +93,7 @@ describe("Idempotency-Key on POST /api/v1/prompts/{slug}/{version}/runs", () => 
   });
 
   test("on one thread, the duplicates that lose the race never show on its stream", async () => {
-    // Runs are handed to the engine before their commit lands (docs/ARCHITECTURE.md, life of a
-    // run); the losers' inserts then fail, and nothing of them may reach the thread's subscriber.
-    // (That the engine holds back an early run's events until its commit is tested in
-    // packages/core's engine-early-start.test.ts, where a failing commit can be staged.)
+    // The losers' inserts fail on the key: the thread's subscriber sees one run, started once.
     const key = `stream-${crypto.randomUUID()}`;
     const thread = crypto.randomUUID();
     const minted = (await (

@@ -33,11 +33,6 @@ export interface RunOptions {
   enqueue?: boolean;
   /** Store run envVars encrypted on the record (what creation does for a resumable run). */
   encryptEnvVars?: boolean;
-  /**
-   * Hand the run over before its insert commits (what creation does): the insert is written
-   * when `commit` resolves and never when it rejects, and the engine gets that outcome.
-   */
-  commit?: Promise<void>;
 }
 
 const realClock = { now: () => new Date() };
@@ -109,7 +104,7 @@ export async function createEngineFixture(options: FixtureOptions = {}) {
     const thread = runOptions.thread ?? Bun.randomUUIDv7();
     watchThread(thread);
     const id = Bun.randomUUIDv7();
-    const newRun = {
+    await store.runs.create({
       id,
       tenantId,
       threadId: thread,
@@ -125,24 +120,7 @@ export async function createEngineFixture(options: FixtureOptions = {}) {
       encryptedEnvVars:
         runOptions.envVars && runOptions.encryptEnvVars ? secrets.encryptJson(runOptions.envVars) : null,
       createdAt: new Date(),
-    };
-    if (runOptions.commit) {
-      const durable = runOptions.commit.then(() => store.runs.create(newRun));
-      const handedOver: RunRecord = {
-        ...newRun,
-        status: "pending",
-        startedAt: null,
-        finishedAt: null,
-        output: null,
-        error: null,
-        tokenUsage: null,
-        cost: null,
-        attempts: 0,
-      };
-      engine.enqueue(handedOver, runOptions.envVars, durable);
-      return handedOver;
-    }
-    await store.runs.create(newRun);
+    });
     const record = (await store.runs.getById(id))!;
     if (runOptions.enqueue !== false) {
       engine.enqueue(record, runOptions.encryptEnvVars ? undefined : runOptions.envVars);

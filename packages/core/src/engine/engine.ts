@@ -83,8 +83,6 @@ export function createEngine(deps: EngineDeps): RunEngine {
   /** Plaintext run envVars from enqueue: memory only, dropped when the run leaves the engine. */
   const envVarsByRun = new Map<string, Record<string, string>>();
   const executions = new Map<string, Execution>();
-  /** Inserts still in flight, of runs handed over before their commit (see enqueue). */
-  const uncommitted = new Map<string, Promise<unknown>>();
   let state: "idle" | "running" | "stopped" = "idle";
   const logError = deps.logError ?? (() => {});
   /** Queued because a poll offered them (not created here): each poll's frontier replaces them. */
@@ -130,8 +128,7 @@ export function createEngine(deps: EngineDeps): RunEngine {
     envVars: Record<string, string> | undefined,
     signal: AbortSignal,
   ): Promise<LaunchOutcome> => {
-    if (!coordinator)
-      return executeRun(executorDeps, queued, envVars, signal, uncommitted.get(queued.id) ?? null);
+    if (!coordinator) return executeRun(executorDeps, queued, envVars, signal);
     if (!(await coordinator.claim(queued.id))) return { kind: "not-claimed" };
     let outcome: LaunchOutcome = null;
     try {
@@ -208,17 +205,6 @@ export function createEngine(deps: EngineDeps): RunEngine {
       for (let next = scheduler.next(); next; next = scheduler.next()) launch(next.runId);
     }
     reportQueueDepth();
-  };
-
-  /** A run whose insert failed after it was handed over: it leaves without a trace. */
-  const discard = (runId: string) => {
-    if (scheduler.remove(runId)) {
-      queuedRuns.delete(runId);
-      envVarsByRun.delete(runId);
-      reportQueueDepth();
-      pump();
-    }
-    executions.get(runId)?.controller.abort(new RunInterruption("discard"));
   };
 
   /** Fails a run that is not executing here (queued, or pending in the store only). */
@@ -312,26 +298,8 @@ export function createEngine(deps: EngineDeps): RunEngine {
       await Promise.allSettled(inFlight());
     },
 
-    enqueue(run, envVars, durable) {
+    enqueue(run, envVars) {
       if (state === "stopped") return;
-      if (durable) {
-        // A lease needs the row: with a cluster the run waits for its commit like any other.
-        if (coordinator) {
-          durable.then(
-            () => this.enqueue(run, envVars),
-            () => {},
-          );
-          return;
-        }
-        uncommitted.set(run.id, durable);
-        durable.then(
-          () => uncommitted.delete(run.id),
-          () => {
-            uncommitted.delete(run.id);
-            discard(run.id);
-          },
-        );
-      }
       addToQueue(run, envVars);
       pump();
       // Busy here: another instance may have room for it.

@@ -22,7 +22,6 @@ import { renderMessages } from "../templating/template.ts";
 import { abortableSleep } from "./abortable-sleep.ts";
 import { type AttemptFailure, classifyAttemptError } from "./attempt-failure.ts";
 import { retryDelayMs } from "./backoff.ts";
-import { CommitGate } from "./commit-gate.ts";
 import { RunInterruption } from "./run-interruption.ts";
 
 export interface RunExecutorDeps {
@@ -42,15 +41,12 @@ export interface RunExecutorDeps {
  * completed / failed: this execution ended the run (the store accepted it).
  * already-ended: the store said the run had ended elsewhere (CAS lost).
  * interrupted: stopped for shutdown; the run stays pending and resumes on the next start.
- * discarded: the run started before its insert committed, and the insert failed: nothing was
- * published or written for it.
  */
 export type ExecutionOutcome =
   | { kind: "completed" }
   | { kind: "failed"; cancelled: boolean }
   | { kind: "already-ended" }
-  | { kind: "interrupted" }
-  | { kind: "discarded" };
+  | { kind: "interrupted" };
 
 export const CANCELLED = "cancelled";
 
@@ -75,20 +71,14 @@ type AttemptResult =
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-/**
- * Runs one run to its end (or until shutdown interrupts it). Never throws for run-level failures.
- * `durable` is the run's insert when it has not committed yet (RunEngine.enqueue): the provider
- * call goes ahead, but events wait for the commit and the run's end is written only after it.
- */
+/** Runs one run to its end (or until shutdown interrupts it). Never throws for run-level failures. */
 export async function executeRun(
   deps: RunExecutorDeps,
   run: RunRecord,
   envVars: Record<string, string> | undefined,
   signal: AbortSignal,
-  durable: Promise<unknown> | null = null,
 ): Promise<ExecutionOutcome> {
-  const { config, clock, store } = deps;
-  const events = new CommitGate(deps.events, durable);
+  const { config, clock, events, store } = deps;
   const retryBlocks: CostBlock[] = [];
   /** First attempt's start, for the final record handed to webhooks. */
   let startedAt = run.startedAt;
@@ -127,7 +117,6 @@ export async function executeRun(
       attempts: lastAttempt,
       encryptedEnvVars: null,
     };
-    if (!(await events.committed)) return { kind: "discarded" };
     const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
     const ended = await store.runs.fail(run.id, { error, cost, finishedAt, deliveries });
     if (!ended) return { kind: "already-ended" };
@@ -142,7 +131,6 @@ export async function executeRun(
   const whenAborted = (lastAttempt: number): Promise<ExecutionOutcome> | ExecutionOutcome => {
     const interruption = RunInterruption.of(signal);
     if (interruption?.kind === "stop") return { kind: "interrupted" };
-    if (interruption?.kind === "discard") return { kind: "discarded" };
     return endFailed(CANCELLED, true, lastAttempt);
   };
 
@@ -177,12 +165,8 @@ export async function executeRun(
     const attemptStart = clock.now();
     // The provider call does not wait for this commit: a crash before it lands only means the
     // run (still pending in the store) is executed again on restart. It is awaited before the
-    // run's end is written, so the two never race. It follows the run's own insert.
-    const markedStarted = events.isCommitted
-      ? store.runs.markStarted(run.id, attemptStart, attempt)
-      : events.committed.then((ok) =>
-          ok ? store.runs.markStarted(run.id, attemptStart, attempt) : undefined,
-        );
+    // run's end is written, so the two never race.
+    const markedStarted = store.runs.markStarted(run.id, attemptStart, attempt);
     markedStarted.catch(() => {});
     startedAt ??= attemptStart;
     // A retry after tokens went out restarts the text: clients drop what they had (contract).
@@ -201,13 +185,9 @@ export async function executeRun(
     }
 
     const attemptStartedAt = Date.now();
-    const result = await runAttempt(deps, events, run, prepared, signal, () => {
+    const result = await runAttempt(deps, run, prepared, signal, () => {
       tokensSinceStartedEvent = true;
     });
-    // The run's end is written only once its insert has committed (an early start, see executeRun).
-    if (result.ok ? !(await events.committed) : result.interruption?.kind === "discard") {
-      return { kind: "discarded" };
-    }
     await markedStarted;
     // Shutdown and cancel are our doing, not the provider's: not counted as provider calls.
     if (
@@ -359,13 +339,12 @@ function consumedBy(observation: AttemptObservation, messages: PromptMessage[]):
 /** One provider call: streams tokens to the thread, with idle and whole-attempt timeouts. */
 async function runAttempt(
   deps: RunExecutorDeps,
-  events: CommitGate,
   run: RunRecord,
   prepared: PreparedRun,
   runSignal: AbortSignal,
   onFirstToken: () => void,
 ): Promise<AttemptResult> {
-  const { config } = deps;
+  const { config, events } = deps;
   const { resolved, definition } = prepared;
   const controller = new AbortController();
   const abort = (reason: RunInterruption) => {

@@ -1,8 +1,5 @@
-/**
- * Why an attempt's abort signal fired; carried as the signal's reason. `discard`: the run's insert
- * did not commit (it started early, see RunEngine.enqueue), so nothing of it may remain.
- */
-export type InterruptionKind = "cancel" | "stop" | "idle" | "timeout" | "discard";
+/** Why an attempt's abort signal fired; carried as the signal's reason. */
+export type InterruptionKind = "cancel" | "stop" | "idle" | "timeout";
 
 export class RunInterruption extends Error {
   constructor(readonly kind: InterruptionKind) {

@@ -146,12 +146,8 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
           `too many pending runs (limit ${config.maxPendingRunsPerTenant}); retry when some have finished`,
           1,
         );
-      const committed = store.runs.create(run, idempotency, { idempotencyExpiredBefore: notBefore });
-      // Handed over before the commit lands so that the provider call overlaps the fsync; the
-      // engine publishes and writes nothing of the run until `committed` resolves (engine-port.ts).
-      engine.enqueue(newRunRecord(run), hasEnvVars ? envVars : undefined, committed);
       try {
-        await committed;
+        await store.runs.create(run, idempotency, { idempotencyExpiredBefore: notBefore });
         reservation.created();
       } catch (error) {
         reservation.abandoned();
@@ -162,6 +158,7 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
         }
         throw error;
       }
+      engine.enqueue(newRunRecord(run), hasEnvVars ? envVars : undefined);
       return { id: run.id, thread: run.threadId, replayed: false };
     },
 

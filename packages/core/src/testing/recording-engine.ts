@@ -2,10 +2,7 @@ import type { RunEngine } from "../engine-port.ts";
 import type { Clock, RunRecord, Store } from "../ports.ts";
 
 export interface RecordingEngine extends RunEngine {
-  /** Runs handed over and committed (one handed over early counts once its insert lands). */
   readonly enqueued: Array<{ run: RunRecord; envVars: Record<string, string> | undefined }>;
-  /** Runs handed over early whose insert then failed (the real engine drops them). */
-  readonly discarded: string[];
   readonly cancelled: string[];
   readonly started: boolean;
 }
@@ -17,11 +14,9 @@ export interface RecordingEngine extends RunEngine {
 export function recordingEngine(options: { store?: Store; clock?: Clock } = {}): RecordingEngine {
   const enqueued: RecordingEngine["enqueued"] = [];
   const cancelled: string[] = [];
-  const discarded: string[] = [];
   let started = false;
   return {
     enqueued,
-    discarded,
     cancelled,
     get started() {
       return started;
@@ -32,15 +27,8 @@ export function recordingEngine(options: { store?: Store; clock?: Clock } = {}):
     async stop() {
       started = false;
     },
-    enqueue(run, envVars, durable) {
-      if (!durable) {
-        enqueued.push({ run, envVars });
-        return;
-      }
-      durable.then(
-        () => enqueued.push({ run, envVars }),
-        () => discarded.push(run.id),
-      );
+    enqueue(run, envVars) {
+      enqueued.push({ run, envVars });
     },
     async cancel(runId) {
       cancelled.push(runId);

@@ -277,6 +277,24 @@ describe("engine with real AI SDK providers against wire-level fakes", () => {
     const overridden = await fixture.createRun({ inputs: { message: "say" }, envVars: { TARGET: "moon" } });
     expect((await fixture.waitForEnd(overridden.id)).output).toBe("say hello moon");
   });
+
+  test("a {{env.NAME}} set nowhere fails the run, naming the variable, without calling a model", async () => {
+    const fixture = track(
+      await createEngineFixture({
+        prompt: {
+          model: "dev:echo",
+          messages: [{ role: "user", content: "{{message}} {{env.MISSING_KEY}}" }],
+        },
+        environmentEnv: { OTHER: "x" },
+      }),
+    );
+    await fixture.engine.start();
+    const run = await fixture.createRun({ inputs: { message: "say" } });
+    const ended = await fixture.waitForEnd(run.id);
+    expect(ended.status).toBe("failed");
+    expect(ended.error).toContain("env var 'MISSING_KEY' is not set");
+    expect(fixture.eventsOf(run.id).map((delivered) => delivered.event.type)).toEqual(["run.failed"]);
+  });
 });
 
 describe("engine model injection", () => {

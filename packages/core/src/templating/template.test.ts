@@ -52,3 +52,50 @@ describe("validateInputs", () => {
     expect(message({ name: "a", count: 1.5 })).toBe("invalid: inputs.count must be an integer");
   });
 });
+
+describe("variables are own keys only", () => {
+  const errorOf = (render: () => unknown): string => {
+    try {
+      render();
+      return "no error";
+    } catch (error) {
+      return PromptrunError.isInstance(error) ? `${error.code}: ${error.message}` : "other";
+    }
+  };
+
+  test("a {{env.NAME}} that no env var provides fails, naming it", () => {
+    const messages = [{ role: "user" as const, content: "Key: {{env.API_TOKEN}}" }];
+    expect(errorOf(() => renderMessages({ messages }, {}, {}))).toContain("env var 'API_TOKEN' is not set");
+    expect(renderMessages({ messages }, {}, { API_TOKEN: "" })[0]!.content).toBe("Key: ");
+  });
+
+  test.each(["constructor", "toString", "valueOf", "__proto__", "hasOwnProperty"])(
+    "env.%s is not read from Object.prototype",
+    (name) => {
+      const messages = [{ role: "user" as const, content: `{{env.${name}}}` }];
+      expect(errorOf(() => renderMessages({ messages }, {}, {}))).toContain(`env var '${name}' is not set`);
+      const env = JSON.parse(`{"${name}":"own"}`) as Record<string, string>;
+      expect(renderMessages({ messages }, {}, env)[0]!.content).toBe("own");
+    },
+  );
+
+  test.each(["constructor", "toString", "valueOf", "__proto__"])(
+    "input %s is looked up as an own key",
+    (name) => {
+      const messages = [{ role: "user" as const, content: `[{{${name}}}]` }];
+      // Declared-but-optional and absent: renders empty, not a prototype function.
+      expect(renderMessages({ messages }, {}, {})[0]!.content).toBe("[]");
+      const inputs = JSON.parse(`{"${name}":"own"}`) as Record<string, unknown>;
+      expect(renderMessages({ messages }, inputs, {})[0]!.content).toBe("[own]");
+      // An undeclared one is caught at push, and not mistaken for a declared one.
+      expect(() => assertTemplatesDeclared({ model: "dev:echo", params: {}, inputs: {}, messages })).toThrow(
+        `undeclared input: ${name}`,
+      );
+      // At run creation an input of that name is unknown unless declared, and a declared one is required.
+      expect(errorOf(() => validateInputs({}, inputs))).toBe(`invalid: unknown input: inputs.${name}`);
+      expect(errorOf(() => validateInputs({ [name]: { type: "string" } }, {}))).toBe(
+        `invalid: missing required input: inputs.${name}`,
+      );
+    },
+  );
+});

@@ -23,7 +23,7 @@ export function templateVariables(messages: PromptMessage[]): TemplateVariables 
 /** Push-time check: every `{{name}}` must be a declared input. */
 export function assertTemplatesDeclared(definition: PromptDefinition): void {
   const { inputs } = templateVariables(definition.messages);
-  const undeclared = inputs.filter((name) => !(name in definition.inputs));
+  const undeclared = inputs.filter((name) => !Object.hasOwn(definition.inputs, name));
   if (undeclared.length > 0) {
     throw invalid(
       `template names undeclared input${undeclared.length > 1 ? "s" : ""}: ${undeclared.join(", ")}`,
@@ -56,14 +56,14 @@ export function validateInputs(
   declarations: Record<string, InputDeclaration>,
   inputs: Record<string, unknown>,
 ): Record<string, unknown> {
-  const unknownNames = Object.keys(inputs).filter((name) => !(name in declarations));
+  const unknownNames = Object.keys(inputs).filter((name) => !Object.hasOwn(declarations, name));
   if (unknownNames.length > 0)
     throw invalid(
       `unknown input${unknownNames.length > 1 ? "s" : ""}: ${unknownNames.map((n) => `inputs.${n}`).join(", ")}`,
     );
   const resolved: Record<string, unknown> = {};
   for (const [name, declaration] of Object.entries(declarations)) {
-    const value = inputs[name];
+    const value = ownValue(inputs, name);
     if (value === undefined || value === null) {
       if (declaration.default !== undefined) resolved[name] = declaration.default;
       else if (!declaration.optional) throw invalid(`missing required input: inputs.${name}`);
@@ -81,16 +81,35 @@ export function validateInputs(
 const stringify = (value: unknown): string =>
   typeof value === "string" ? value : value === undefined ? "" : JSON.stringify(value);
 
-/** Renders one template; a missing optional input or env var renders as an empty string. */
+/**
+ * Own keys only: a name like `constructor` or `__proto__` must never reach Object.prototype
+ * (it would render `function Object() …` or let a missing variable pass as present).
+ */
+function ownValue<T>(record: Record<string, T>, name: string): T | undefined {
+  return Object.hasOwn(record, name) ? record[name] : undefined;
+}
+
+/**
+ * Renders one template. A missing optional input renders as an empty string; a `{{env.NAME}}`
+ * that no env var provides fails the run, naming it (a silent empty key or URL is worse).
+ */
 export function renderTemplate(
   template: string,
   inputs: Record<string, unknown>,
   env: Record<string, string>,
 ): string {
-  return template.replace(PLACEHOLDER, (_match, isEnv: string | undefined, name: string) =>
-    isEnv ? (env[name] ?? "") : stringify(inputs[name]),
-  );
+  return template.replace(PLACEHOLDER, (_match, isEnv: string | undefined, name: string) => {
+    if (!isEnv) return stringify(ownValue(inputs, name));
+    const value = ownValue(env, name);
+    if (value === undefined) throw missingEnvVar(name);
+    return value;
+  });
 }
+
+const missingEnvVar = (name: string) =>
+  invalid(
+    `env var '${name}' is not set: the prompt uses {{env.${name}}}; set it on the environment or pass it in the run's envVars`,
+  );
 
 export function renderMessages(
   definition: Pick<PromptDefinition, "messages">,

@@ -94,6 +94,12 @@ describe("parseEnvironment", () => {
     );
   });
 
+  test("PROMPTRUN_DEV_MODEL: on by default, false turns the development model off", () => {
+    expect(parseEnvironment({}).engine.devModel).toBe(true);
+    expect(parseEnvironment({ PROMPTRUN_DEV_MODEL: "false" }).engine.devModel).toBe(false);
+    expect(() => parseEnvironment({ PROMPTRUN_DEV_MODEL: "maybe" })).toThrow("PROMPTRUN_DEV_MODEL");
+  });
+
   test("an invalid value names the variable in one line", () => {
     const message = (env: Record<string, string>) => {
       try {

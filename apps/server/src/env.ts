@@ -121,6 +121,7 @@ export const environmentSchema = z.object({
   PROMPTRUN_HTTP_IDLE_TIMEOUT: positiveInt.max(255).default(30),
   PROMPTRUN_MAX_STREAMS_PER_THREAD: positiveInt.max(100_000).default(50),
   PROMPTRUN_SEED_DEMO: booleanString.default(true),
+  PROMPTRUN_DEV_MODEL: booleanString.default(true),
   PROMPTRUN_RUN_LEASE_MS: positiveInt.min(500).max(600_000).default(10_000),
   PROMPTRUN_REDIS_PREFIX: z
     .string()
@@ -208,6 +209,7 @@ export function parseEnvironment(environment: Record<string, string | undefined>
       rateLimit: env.PROMPTRUN_RATE_LIMIT,
       maxPendingRunsPerTenant: env.PROMPTRUN_MAX_PENDING_RUNS,
       allowPrivateUrls: env.PROMPTRUN_ALLOW_PRIVATE_URLS,
+      devModel: env.PROMPTRUN_DEV_MODEL,
       providers: {
         openai: { apiKey: env.OPENAI_API_KEY, baseUrl: env.OPENAI_BASE_URL },
         anthropic: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL },

@@ -135,15 +135,30 @@ export interface DemoSeed {
   prompts: Array<{ slug: string; version: number }>;
 }
 
+/** Example prompts on `dev:*` are left out when the development model is turned off. */
+const seedablePrompts = (files: unknown[], devModel: boolean): unknown[] =>
+  devModel
+    ? files
+    : files.filter(
+        (file) =>
+          !(
+            typeof file === "object" &&
+            file !== null &&
+            "model" in file &&
+            String(file.model).startsWith("dev:")
+          ),
+      );
+
 /** On an empty database: a demo tenant, its API key (returned once) and the example prompts. */
 export async function seedDemoIfEmpty(
   runtime: Runtime,
-  promptsDir = EXAMPLE_PROMPTS_DIR,
+  options: { devModel: boolean; promptsDir?: string },
 ): Promise<DemoSeed | null> {
   const { services } = runtime.promptrun;
   if ((await services.tenants.list()).length > 0) return null;
+  const files = seedablePrompts(readPromptFiles(options.promptsDir ?? EXAMPLE_PROMPTS_DIR), options.devModel);
   const { tenant, apiKey } = await services.tenants.create("demo");
-  const pushed = await services.prompts.push(tenant.id, readPromptFiles(promptsDir));
+  const pushed = files.length > 0 ? await services.prompts.push(tenant.id, files) : [];
   return { tenantId: tenant.id, apiKey, prompts: pushed.map(({ slug, version }) => ({ slug, version })) };
 }
 
@@ -202,7 +217,7 @@ export async function startServer(initialConfig: ServerConfig, logger: Logger): 
     server.stop(true);
     throw error;
   }
-  const demo = config.seedDemo ? await seedDemoIfEmpty(runtime) : null;
+  const demo = config.seedDemo ? await seedDemoIfEmpty(runtime, { devModel: config.engine.devModel }) : null;
   const { promptrun } = runtime;
   const app = createApp(
     {

@@ -34,6 +34,8 @@ export interface PromptrunConfig {
   /** Queued (pending) runs a tenant may have at once. */
   maxPendingRunsPerTenant: number;
   allowPrivateUrls: boolean;
+  /** The built-in `dev:echo` model (PROMPTRUN_DEV_MODEL); off: pushing or running dev:* fails. */
+  devModel: boolean;
   providers: {
     openai: { apiKey?: string; baseUrl?: string };
     anthropic: { apiKey?: string; baseUrl?: string };
@@ -75,6 +77,7 @@ export const defaultConfig = (
   rateLimit: { perSecond: 100, burst: 200 },
   maxPendingRunsPerTenant: 100_000,
   allowPrivateUrls: false,
+  devModel: true,
   providers: { openai: {}, anthropic: {}, compatible: [] },
   priceOverrides: {},
   replayBufferSeconds: 60,

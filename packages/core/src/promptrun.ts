@@ -94,7 +94,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
   const services: PromptrunServices = {
     auth: createAuthService({ store }),
     tenants: createTenantService({ store, clock }),
-    prompts: createPromptService({ store, clock }),
+    prompts: createPromptService({ store, clock, providers: config }),
     runs: createRunService({ store, config, clock, engine, secrets, rateLimits }),
     threads: createThreadService({ store }),
     streamTokens: createStreamTokenService({ config, clock, rateLimits }),

@@ -335,8 +335,20 @@ describe("engine provider credentials", () => {
     await fixture.engine.start();
     const ended = await fixture.waitForEnd((await fixture.createRun()).id);
     expect(ended.status).toBe("failed");
-    expect(ended.error).toBe("unknown model provider 'mystery'");
+    expect(ended.error).toBe("unknown model provider 'mystery' (known: openai, anthropic, dev)");
     expect(fixture.eventsOf(ended.id).map((delivered) => delivered.event.type)).toEqual(["run.failed"]);
+  });
+
+  test("a stored dev:echo version fails clearly once the development model is turned off", async () => {
+    const fixture = track(
+      await createEngineFixture({ prompt: { model: "dev:echo" }, config: { devModel: false } }),
+    );
+    await fixture.engine.start();
+    const ended = await fixture.waitForEnd((await fixture.createRun()).id);
+    expect(ended.status).toBe("failed");
+    expect(ended.error).toBe(
+      "model 'dev:echo': the development model is turned off on this server (PROMPTRUN_DEV_MODEL=false)",
+    );
   });
 
   test("no key anywhere fails with the variable to set", async () => {

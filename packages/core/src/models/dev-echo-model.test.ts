@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { streamText } from "ai";
-import { createDevEchoModel, echoPieces } from "./dev-echo-model.ts";
+import { createDevEchoModel, DEV_ECHO_MAX_CHARS, echoPieces } from "./dev-echo-model.ts";
+import { emptyObservation, streamModelText } from "./stream-model-text.ts";
 
 const collect = async (options: {
   delayMs?: number;
@@ -68,4 +69,59 @@ describe("dev:echo", () => {
     expect(aborted).toBe(true);
     expect(performance.now() - started).toBeLessThan(900);
   });
+});
+
+describe("dev:echo bounds its work", () => {
+  const bigMessage = (bytes: number) => "word ".repeat(Math.ceil(bytes / 5)).slice(0, bytes);
+
+  test("echoes at most DEV_ECHO_MAX_CHARS of the message, whole pieces", async () => {
+    const { deltas, usage } = await collect({ messages: [{ role: "user", content: bigMessage(800_000) }] });
+    const output = deltas.join("");
+    expect(output.length).toBeLessThanOrEqual(DEV_ECHO_MAX_CHARS);
+    expect(output.length).toBeGreaterThan(DEV_ECHO_MAX_CHARS - 10);
+    expect(bigMessage(800_000).startsWith(output)).toBe(true);
+    expect((usage as { inputTokens: number }).inputTokens).toBe(160_000);
+  });
+
+  test("40 streams of 800 KB messages never stall the event loop for long", async () => {
+    let longestGap = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longestGap = Math.max(longestGap, now - last);
+      last = now;
+    }, 5);
+    const message = bigMessage(800_000);
+    try {
+      // The engine's own path (streamModelText → doStream), as a run takes it.
+      const outputs = await Promise.all(
+        Array.from({ length: 40 }, async () => {
+          let output = "";
+          const observation = emptyObservation();
+          await streamModelText(
+            createDevEchoModel(),
+            {
+              messages: [{ role: "user", content: message }],
+              params: {},
+              signal: new AbortController().signal,
+              onActivity: () => {},
+              onText: (delta) => {
+                output += delta;
+              },
+            },
+            observation,
+          );
+          expect(observation.finishReason).toBe("stop");
+          return output;
+        }),
+      );
+      for (const output of outputs) expect(output.length).toBeGreaterThan(0);
+    } finally {
+      clearInterval(ticker);
+      // The gap still open when the work ended counts too (a loop held throughout never ticks).
+      longestGap = Math.max(longestGap, performance.now() - last);
+    }
+    // Generous: a loaded 2-core machine; unbounded echo of these held the loop for seconds.
+    expect(longestGap).toBeLessThan(1_000);
+  }, 60_000);
 });

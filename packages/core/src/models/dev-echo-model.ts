@@ -18,10 +18,53 @@ const textOf = (message: LanguageModelV4Prompt[number]): string => {
   return text;
 };
 
-const countWords = (text: string): number => text.match(/\S+/g)?.length ?? 0;
+/** Counts words in one pass without building an array of them (prompts may be megabytes). */
+const countWords = (text: string): number => {
+  let words = 0;
+  let inWord = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    const space =
+      code === 32 ||
+      (code >= 9 && code <= 13) ||
+      code === 160 ||
+      code === 0xfeff ||
+      (code >= 0x2000 &&
+        (code <= 0x200a ||
+          code === 0x2028 ||
+          code === 0x2029 ||
+          code === 0x202f ||
+          code === 0x205f ||
+          code === 0x3000)) ||
+      code === 0x1680;
+    if (!space && !inWord) words++;
+    inWord = !space;
+  }
+  return words;
+};
+
+/**
+ * Characters of the last user message that dev:echo streams back at most: a development model
+ * must not let one large input (an 800 KB message became 160,000 token events) hold the server.
+ */
+export const DEV_ECHO_MAX_CHARS = 16_384;
+/** Pieces streamed between two yields to the event loop when there is no delay. */
+const PIECES_PER_YIELD = 64;
 
 /** Words with their trailing whitespace (leading whitespace first): the pieces concatenate to `text`. */
 export const echoPieces = (text: string): string[] => text.match(/^\s+|\S+\s*/g) ?? [];
+
+/** The echoed text: the message up to DEV_ECHO_MAX_CHARS, cut back to a whole piece. */
+const echoedText = (text: string): string => {
+  if (text.length <= DEV_ECHO_MAX_CHARS) return text;
+  const head = text.slice(0, DEV_ECHO_MAX_CHARS);
+  // Drop a word cut in half (unless the head is one single word).
+  const cut = /\S$/.test(head) && /\S/.test(text[DEV_ECHO_MAX_CHARS]!) ? head.replace(/\S+$/, "") : head;
+  return cut.length > 0 ? cut : head;
+};
+
+/** A macrotask turn: lets timers and I/O run between bursts of pieces. */
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const lastUserText = (prompt: LanguageModelV4Prompt): string => {
   for (let index = prompt.length - 1; index >= 0; index--) {
@@ -60,8 +103,9 @@ const pause = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
 
 /**
  * `dev:echo`: a deterministic development model (never a real one). Streams back the last user
- * message word by word, waiting `delayMs` between words, and reports word counts as usage
- * (input: words of every prompt message; output: words streamed).
+ * message (its first DEV_ECHO_MAX_CHARS characters) word by word, waiting `delayMs` between
+ * words, and reports word counts as usage (input: words of every prompt message; output: words
+ * streamed). PROMPTRUN_DEV_MODEL=false turns it off (see known-providers.ts).
  */
 export function createDevEchoModel(options: DevEchoOptions = {}): LanguageModelV4 {
   const delayMs = options.delayMs ?? 0;
@@ -72,7 +116,7 @@ export function createDevEchoModel(options: DevEchoOptions = {}): LanguageModelV
     supportedUrls: {},
 
     async doGenerate(call: LanguageModelV4CallOptions) {
-      const text = lastUserText(call.prompt);
+      const text = echoedText(lastUserText(call.prompt));
       await pause(delayMs * Math.max(0, echoPieces(text).length - 1), call.abortSignal);
       return {
         content: [{ type: "text", text }],
@@ -85,7 +129,7 @@ export function createDevEchoModel(options: DevEchoOptions = {}): LanguageModelV
     async doStream(call: LanguageModelV4CallOptions) {
       const signal = call.abortSignal;
       if (signal?.aborted) throw abortError(signal);
-      const pieces = echoPieces(lastUserText(call.prompt));
+      const pieces = echoPieces(echoedText(lastUserText(call.prompt)));
       let cancelled = false;
       const stream = new ReadableStream<LanguageModelV4StreamPart>({
         async start(controller) {
@@ -95,8 +139,10 @@ export function createDevEchoModel(options: DevEchoOptions = {}): LanguageModelV
             controller.enqueue({ type: "text-start", id: "0" });
             let outputWords = 0;
             for (const [index, piece] of pieces.entries()) {
-              if (index > 0) await pause(delayMs, signal);
+              if (index > 0 && delayMs > 0) await pause(delayMs, signal);
+              else if (index > 0 && index % PIECES_PER_YIELD === 0) await yieldToLoop();
               if (cancelled) return;
+              if (signal?.aborted) throw abortError(signal);
               controller.enqueue({ type: "text-delta", id: "0", delta: piece });
               outputWords += countWords(piece);
             }

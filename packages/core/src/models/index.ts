@@ -1,4 +1,5 @@
 export { createDevEchoModel, type DevEchoOptions } from "./dev-echo-model.ts";
+export { assertKnownModel, knownProviders, type ProviderConfig } from "./known-providers.ts";
 export {
   createModelGateway,
   type ModelGateway,

@@ -7,6 +7,7 @@ import type { PromptrunConfig } from "../config.ts";
 import { invalid } from "../errors.ts";
 import { assertPublicUrl, createGuardedFetch } from "../security/url-guard.ts";
 import { createDevEchoModel } from "./dev-echo-model.ts";
+import { assertKnownModel } from "./known-providers.ts";
 import { createLeanChatStreamModel } from "./lean-chat-stream-model.ts";
 import { parseModelRef } from "./model-ref.ts";
 import { envPrefixOf, type ProviderCredentials, resolveProviderCredentials } from "./provider-credentials.ts";
@@ -33,7 +34,7 @@ export interface ModelGateway {
 }
 
 export interface ModelGatewayOptions {
-  config: Pick<PromptrunConfig, "providers" | "allowPrivateUrls">;
+  config: Pick<PromptrunConfig, "providers" | "allowPrivateUrls" | "devModel">;
   /** Transport for provider calls (tests inject one); tenant URLs get the private-range guard on top. */
   fetch?: typeof fetch;
 }
@@ -87,9 +88,9 @@ export function createModelGateway(options: ModelGatewayOptions): ModelGateway {
 
   return {
     async resolve({ modelRef, tenantEnv, params }) {
+      assertKnownModel(modelRef, config);
       const { provider, model } = parseModelRef(modelRef);
       if (provider === "dev") {
-        if (model !== "echo") throw invalid(`unknown dev model '${model}' (dev:echo is the built-in one)`);
         return {
           model: createDevEchoModel({ delayMs: params.delayMs }),
           provider,
@@ -130,7 +131,7 @@ export function createModelGateway(options: ModelGatewayOptions): ModelGateway {
         return { model: anthropic(model), provider, modelId: model, secrets: secretsOf(credentials) };
       }
       const endpoint = config.providers.compatible.find((candidate) => candidate.name === provider);
-      if (!endpoint) throw invalid(`unknown model provider '${provider}'`);
+      if (!endpoint) throw invalid(`unknown model provider '${provider}'`); // assertKnownModel caught it
       const credentials = resolveProviderCredentials(
         {
           name: provider,

@@ -158,3 +158,47 @@ describe("PromptService version resolution", () => {
     );
   });
 });
+
+describe("PromptService.push: model providers", () => {
+  test("an unknown provider is rejected at push, naming the known ones; nothing is pushed", async () => {
+    const { services, createTenant, store } = createServiceFixture({
+      providers: {
+        openai: {},
+        anthropic: {},
+        compatible: [{ name: "ollama", baseUrl: "http://127.0.0.1:11434/v1" }],
+      },
+    });
+    const { tenant } = await createTenant();
+    const error = await rejection(
+      services.prompts.push(tenant.id, [greetPrompt, { ...greetPrompt, slug: "other", model: "foo:bar" }]),
+    );
+    expect(error.code).toBe("invalid");
+    expect(error.message).toBe(
+      "prompt 'other': unknown model provider 'foo' (known: openai, anthropic, dev, ollama)",
+    );
+    expect(await store.prompts.getPrompt(tenant.id, "greet")).toBeNull();
+    expect(
+      (await rejection(services.prompts.push(tenant.id, [{ ...greetPrompt, model: "dev:parrot" }]))).message,
+    ).toBe("prompt 'greet': unknown dev model 'parrot' (dev:echo is the built-in one)");
+    for (const model of [
+      "openai:gpt-4o-mini",
+      "anthropic:claude-haiku-4-5",
+      "ollama:llama3.2:1b",
+      "dev:echo",
+    ]) {
+      const [pushed] = await services.prompts.push(tenant.id, [{ ...greetPrompt, slug: "ok", model }]);
+      expect(pushed?.created).toBe(true);
+    }
+  });
+
+  test("with the development model turned off, dev:* is rejected at push", async () => {
+    const { services, createTenant } = createServiceFixture({ devModel: false });
+    const { tenant } = await createTenant();
+    expect((await rejection(services.prompts.push(tenant.id, [greetPrompt]))).message).toBe(
+      "prompt 'greet': model 'dev:echo': the development model is turned off on this server (PROMPTRUN_DEV_MODEL=false)",
+    );
+    expect(
+      (await rejection(services.prompts.push(tenant.id, [{ ...greetPrompt, model: "x:y" }]))).message,
+    ).toBe("prompt 'greet': unknown model provider 'x' (known: openai, anthropic)");
+  });
+});

@@ -1,5 +1,6 @@
 import { type PromptDefinition, type PromptFile, promptFileSchema, tagSchema } from "@promptrun/contract";
 import { invalid, notFound, PromptrunError } from "../errors.ts";
+import { assertKnownModel, type ProviderConfig } from "../models/known-providers.ts";
 import type { Clock, Store, VersionSelector } from "../ports.ts";
 import type { PromptService } from "../services.ts";
 import { assertTemplatesDeclared, validateInputs } from "../templating/template.ts";
@@ -13,6 +14,8 @@ import { uuidv7 } from "./uuidv7.ts";
 export interface PromptServiceDependencies {
   store: Store;
   clock: Clock;
+  /** Which providers the server knows: a prompt naming another is rejected at push. */
+  providers: ProviderConfig;
   newId?: () => string;
 }
 
@@ -32,12 +35,13 @@ const inPrompt = <T>(slug: string, check: () => T): T => {
 };
 
 /** Schema, templates and input defaults of one file; every message names the prompt and field. */
-function parsePromptFile(file: unknown, index: number): PromptFile {
+function parsePromptFile(file: unknown, index: number, providers: ProviderConfig): PromptFile {
   const result = promptFileSchema.safeParse(file);
   if (!result.success)
     throw invalid(`prompt '${labelOf(file, index)}': ${formatValidationError(result.error, "prompt file")}`);
   const prompt = result.data;
   inPrompt(prompt.slug, () => assertTemplatesDeclared(prompt));
+  inPrompt(prompt.slug, () => assertKnownModel(prompt.model, providers));
   for (const [name, declaration] of Object.entries(prompt.inputs)) {
     if (declaration.default === undefined) continue;
     const withoutDefault = { type: declaration.type };
@@ -64,7 +68,7 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
     async push(tenantId, files) {
       if (files.length === 0) throw invalid("no prompt files to push");
       // Validate every file before pushing any, so a bad file leaves nothing half-pushed.
-      const prompts = files.map((file, index) => parsePromptFile(file, index));
+      const prompts = files.map((file, index) => parsePromptFile(file, index, dependencies.providers));
       const seen = new Set<string>();
       for (const prompt of prompts) {
         if (seen.has(prompt.slug))

@@ -35,7 +35,7 @@ export function createServiceFixture(overrides: Partial<PromptrunConfig> = {}) {
   const services = {
     auth: createAuthService({ store }),
     tenants: createTenantService({ store, clock }),
-    prompts: createPromptService({ store, clock }),
+    prompts: createPromptService({ store, clock, providers: config }),
     runs: createRunService({ store, config, clock, engine, secrets, rateLimits }),
     threads: createThreadService({ store }),
     streamTokens: createStreamTokenService({ config, clock, rateLimits }),

@@ -144,6 +144,8 @@ describe("engine crash safety and shutdown", () => {
     const fixture = track(
       await createEngineFixture({
         prompt: { model: "dev:echo", messages: [{ role: "user", content: "{{message}} {{env.SUFFIX}}" }] },
+        // The environment sets it empty: a run without its own envVars renders it as "".
+        environmentEnv: { SUFFIX: "" },
       }),
     );
     const thread = Bun.randomUUIDv7();

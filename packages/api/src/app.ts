@@ -1,3 +1,4 @@
+import { bearerCredential } from "@promptrun/core";
 import type { ApiDeps, StreamServer } from "./deps.ts";
 import { errorResponse, responseForError } from "./errors.ts";
 import { isBrowserFacing, preflightResponse, withCors } from "./http/cors.ts";
@@ -40,7 +41,7 @@ export interface AppOptions {
 /** The stream token as the SSE handler reads it: `Authorization: Bearer`, else `?token=`. */
 function streamTokenOf(request: Request): string | null {
   const header = request.headers.get("authorization");
-  if (header !== null) return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] ?? null;
+  if (header !== null) return bearerCredential(header);
   const fromQuery = new URL(request.url).searchParams.get("token");
   return fromQuery === "" ? null : fromQuery;
 }

@@ -20,11 +20,14 @@ export const trpcCodeByErrorCode: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 
-/** `{"error": message, "code": kind}` with the kind's status; Retry-After on 429. */
+/** RFC 6750: a 401 names the scheme that authenticates (API keys and stream tokens alike). */
+export const WWW_AUTHENTICATE_BEARER = { "www-authenticate": "Bearer" } as const;
+
+/** `{"error": message, "code": kind}` with the kind's status; Retry-After on 429, WWW-Authenticate on 401. */
 export function errorResponse(code: ErrorCode, message: string, headers?: Record<string, string>): Response {
   return new Response(JSON.stringify({ error: message, code }), {
     status: httpStatusByErrorCode[code],
-    headers: { ...JSON_HEADERS, ...headers },
+    headers: { ...JSON_HEADERS, ...(code === "unauthorized" ? WWW_AUTHENTICATE_BEARER : {}), ...headers },
   });
 }
 

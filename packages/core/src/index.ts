@@ -15,6 +15,7 @@ export * from "./pricing/index.ts";
 export { createPromptrun, type Promptrun, type PromptrunDeps } from "./promptrun.ts";
 export { createTokenBucketRateLimiter, type TokenBucketOptions } from "./rate-limit/token-bucket.ts";
 export * from "./security/api-keys.ts";
+export * from "./security/bearer.ts";
 export * from "./security/secret-box.ts";
 export * from "./security/stream-tokens.ts";
 export * from "./security/url-guard.ts";

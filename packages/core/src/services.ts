@@ -29,7 +29,7 @@ export interface PageInput {
 }
 
 export interface AuthService {
-  /** Resolves `Authorization` header value (`Bearer …`) or a raw key to its tenant; throws unauthorized. */
+  /** Resolves an `Authorization: Bearer <key>` header value to its tenant; throws unauthorized. */
   authenticate(authorizationHeader: string | null): Promise<TenantRecord>;
   /** Throws forbidden ("no active subscription") when the tenant's subscription is inactive. */
   requireActiveSubscription(tenant: TenantRecord): void;

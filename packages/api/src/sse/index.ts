@@ -1,5 +1,5 @@
 import { isUuid } from "@promptrun/contract";
-import type { StreamTokenClaims } from "@promptrun/core";
+import { bearerCredential, type StreamTokenClaims } from "@promptrun/core";
 import type { ApiDeps, StreamServer } from "../deps.ts";
 import { errorResponse, responseForError } from "../errors.ts";
 import { isSafeEventId } from "./encode.ts";
@@ -32,10 +32,7 @@ export interface StreamHandler {
 /** `Authorization: Bearer <token>` first, then `?token=` (the browser's EventSource cannot send headers). */
 function streamTokenOf(request: Request, url: URL): string | null {
   const header = request.headers.get("authorization");
-  if (header !== null) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    return match?.[1] ?? null;
-  }
+  if (header !== null) return bearerCredential(header);
   const fromQuery = url.searchParams.get("token");
   return fromQuery === null || fromQuery === "" ? null : fromQuery;
 }

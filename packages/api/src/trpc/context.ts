@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { PromptrunServices, TenantRecord } from "@promptrun/core";
+import { bearerCredential, type PromptrunServices, type TenantRecord } from "@promptrun/core";
 import type { ApiConfig, ApiDeps, Logger } from "../deps.ts";
 import type { ThreadStreamCap } from "../http/thread-stream-cap.ts";
 import type { StreamRegistry } from "../sse/stream-registry.ts";
@@ -29,7 +29,6 @@ export interface TrpcContext {
 
 /** Stream tokens are JWTs (three base64url segments); API keys (`pr_live_…`) never contain a dot. */
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 const sha256 = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest();
 
@@ -41,8 +40,8 @@ export function adminTokenMatches(presented: string | null, configured: string |
 
 async function callerOf(services: PromptrunServices, authorization: string | null): Promise<Caller> {
   if (authorization === null || authorization.trim() === "") return { kind: "anonymous" };
-  const bearer = BEARER.exec(authorization)?.[1];
-  if (bearer !== undefined && JWT_SHAPE.test(bearer)) return { kind: "stream-token", token: bearer };
+  const bearer = bearerCredential(authorization);
+  if (bearer !== null && JWT_SHAPE.test(bearer)) return { kind: "stream-token", token: bearer };
   try {
     return { kind: "tenant", tenant: await services.auth.authenticate(authorization) };
   } catch (error) {

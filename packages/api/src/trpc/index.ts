@@ -1,6 +1,8 @@
 import { PromptrunError } from "@promptrun/core";
+import type { TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { type ApiDeps, defaultApiConfig } from "../deps.ts";
+import { WWW_AUTHENTICATE_BEARER } from "../errors.ts";
 import {
   createThreadStreamCap,
   DEFAULT_MAX_STREAMS_PER_THREAD,
@@ -35,6 +37,11 @@ export interface TrpcHandlerOptions {
   streamCap?: ThreadStreamCap;
 }
 
+/** Thrown as UNAUTHORIZED, or a PromptrunError of that kind (tRPC wraps it as its cause). */
+const isUnauthorized = (error: TRPCError): boolean =>
+  error.code === "UNAUTHORIZED" ||
+  (PromptrunError.isInstance(error.cause) && error.cause.code === "unauthorized");
+
 /** The tRPC fetch handler, mounted at `/trpc`. */
 export function createTrpcHandler(deps: ApiDeps, options: TrpcHandlerOptions = {}): TrpcHandler {
   const router = createAppRouter({ pingIntervalMs: deps.config.pingIntervalMs });
@@ -60,6 +67,7 @@ export function createTrpcHandler(deps: ApiDeps, options: TrpcHandlerOptions = {
         );
       },
       responseMeta: ({ errors }) => {
+        if (errors.some(isUnauthorized)) return { headers: WWW_AUTHENTICATE_BEARER };
         const retryAfter = errors
           .map((error) => error.cause)
           .find((cause) => PromptrunError.isInstance(cause) && cause.retryAfterSeconds !== undefined);

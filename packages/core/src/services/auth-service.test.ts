@@ -3,12 +3,36 @@ import { rejection } from "../testing/rejection.ts";
 import { createServiceFixture } from "../testing/service-fixture.ts";
 
 describe("AuthService", () => {
-  test("resolves a Bearer key (any case, surrounding spaces) or a bare key to its tenant", async () => {
+  test("resolves `Bearer <key>` (scheme in any case, one space) to its tenant", async () => {
     const { services, createTenant } = createServiceFixture();
     const { tenant, apiKey } = await createTenant();
     expect((await services.auth.authenticate(`Bearer ${apiKey}`)).id).toBe(tenant.id);
-    expect((await services.auth.authenticate(`  bEaReR   ${apiKey}  `)).id).toBe(tenant.id);
-    expect((await services.auth.authenticate(apiKey)).id).toBe(tenant.id);
+    expect((await services.auth.authenticate(`bEaReR ${apiKey}`)).id).toBe(tenant.id);
+  });
+
+  test("only `Bearer <key>` authenticates: a bare key, another scheme, two spaces or two credentials are unauthorized", async () => {
+    const { services, createTenant } = createServiceFixture();
+    const { apiKey } = await createTenant();
+    const { apiKey: otherKey } = await createTenant();
+    const malformed = "malformed Authorization header (expected 'Bearer <API key>')";
+    for (const header of [
+      apiKey,
+      `Basic ${apiKey}`,
+      `Token ${apiKey}`,
+      `Bearer  ${apiKey}`,
+      `Bearer\t${apiKey}`,
+      `Bearer ${apiKey}, Bearer ${otherKey}`,
+      `Bearer ${apiKey} ${otherKey}`,
+      `Bearer ${apiKey},${otherKey}`,
+      `Bearer:${apiKey}`,
+    ]) {
+      const error = await rejection(services.auth.authenticate(header));
+      expect({ header, code: error.code, message: error.message }).toEqual({
+        header,
+        code: "unauthorized",
+        message: malformed,
+      });
+    }
   });
 
   test("missing, malformed, unknown and revoked keys are unauthorized", async () => {

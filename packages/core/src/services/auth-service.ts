@@ -1,15 +1,8 @@
 import { forbidden, unauthorized } from "../errors.ts";
 import type { Store } from "../ports.ts";
 import { apiKeyHashesEqual, hashApiKey, isApiKeyFormat } from "../security/api-keys.ts";
+import { bearerCredential } from "../security/bearer.ts";
 import type { AuthService } from "../services.ts";
-
-/** `Bearer <key>` (scheme case-insensitive) or a bare key; null when the header is malformed. */
-const keyFromHeader = (header: string): string | null => {
-  const trimmed = header.trim();
-  const match = /^bearer\s+(\S+)$/i.exec(trimmed);
-  if (match) return match[1]!;
-  return isApiKeyFormat(trimmed) ? trimmed : null;
-};
 
 export function createAuthService(dependencies: { store: Store }): AuthService {
   const { store } = dependencies;
@@ -17,7 +10,8 @@ export function createAuthService(dependencies: { store: Store }): AuthService {
     async authenticate(authorizationHeader) {
       if (authorizationHeader === null || authorizationHeader.trim() === "")
         throw unauthorized("missing API key (Authorization: Bearer <API key>)");
-      const key = keyFromHeader(authorizationHeader);
+      // Only `Bearer <key>`: a bare key or another scheme is refused (docs/SECURITY.md).
+      const key = bearerCredential(authorizationHeader);
       if (key === null) throw unauthorized("malformed Authorization header (expected 'Bearer <API key>')");
       // Unknown formats are refused without a lookup; every refusal below reads the same.
       if (!isApiKeyFormat(key)) throw unauthorized("invalid API key");

@@ -396,6 +396,17 @@ export interface DeliveredThreadEvent {
 
 export type ReplayResult = { kind: "replayed"; events: DeliveredThreadEvent[] } | { kind: "reset" };
 
+export interface ThreadSubscription {
+  replay: ReplayResult | null;
+  /**
+   * Id of the newest event the bus had seen when this subscription began (never empty): a
+   * Last-Event-ID equal to it replays exactly the events delivered since. Control events that
+   * carry no event of their own (`ready`, `reset`) use it as their SSE id.
+   */
+  position: string;
+  unsubscribe: () => void;
+}
+
 /**
  * Per-thread event fan-out with a bounded replay buffer: in-process (one instance) or over Redis
  * (several instances, `@promptrun/db`).
@@ -411,7 +422,7 @@ export interface ThreadEventBus {
     threadId: string,
     listener: (event: DeliveredThreadEvent) => void,
     options?: { lastEventId?: string | null },
-  ): { replay: ReplayResult | null; unsubscribe: () => void };
+  ): ThreadSubscription;
   close(): Promise<void>;
 }
 

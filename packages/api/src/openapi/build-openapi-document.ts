@@ -53,7 +53,8 @@ const streamEvents: Array<{ name: string; component: string; schema: z.ZodType; 
     name: "ready",
     component: "ReadyEvent",
     schema: readyEventSchema,
-    description: "The subscription is live.",
+    description:
+      "The subscription is live. Its id is the resume position: a reconnect with it receives everything published since.",
   },
   {
     name: "run.started",

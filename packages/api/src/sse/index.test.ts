@@ -96,7 +96,8 @@ describe("GET /stream/:thread over a socket", () => {
     expect(sse.response.headers.get("cache-control")).toBe("no-cache, no-transform");
     expect(sse.response.headers.get("x-accel-buffering")).toBe("no");
     const [ready] = await sse.waitForMessages(1);
-    expect(ready).toEqual({ id: "", event: "ready", data: JSON.stringify({ thread }) });
+    expect(ready).toMatchObject({ event: "ready", data: JSON.stringify({ thread }) });
+    expect(ready?.id).toMatch(/^\d+$/);
     expect(kit.metrics.opened).toBe(1);
 
     const events: ThreadEvent[] = [
@@ -122,10 +123,11 @@ describe("GET /stream/:thread over a socket", () => {
     const received = messages.slice(1);
     expect(received.map((message) => message.event)).toEqual(events.map((event) => event.type));
     expect(received.map((message) => JSON.parse(message.data))).toEqual(events.map((event) => event.data));
-    const ids = received.map((message) => BigInt(message.id ?? "0"));
+    const ids = messages.map((message) => BigInt(message.id ?? "0"));
+    // Ready's id is the position before the first event: every id increases from it.
     expect(ids.every((id, index) => index === 0 || id > ids[index - 1]!)).toBe(true);
     const expectedBytes = [
-      encodeSseMessage("", { type: "ready", data: { thread } }),
+      encodeSseMessage(messages[0]!.id!, { type: "ready", data: { thread } }),
       ...received.map((message, index) => encodeSseMessage(message.id!, events[index]!)),
     ]
       .map((bytes) => new TextDecoder().decode(bytes))
@@ -190,12 +192,47 @@ describe("GET /stream/:thread over a socket", () => {
     await byQuery.close();
   });
 
+  test("a reconnect with the id of `ready` (nothing else seen) replays what was published since", async () => {
+    const { thread, token } = await mint(kit);
+    // Events before the subscription must not come back.
+    kit.services.events.publish(kit.tenantA.id, thread, tokenEvent(0));
+    const first = await open(kit, thread, { token });
+    const [ready] = await first.waitForMessages(1);
+    expect(ready?.id).toMatch(/^\d+$/);
+    await first.close();
+    kit.services.events.publish(kit.tenantA.id, thread, tokenEvent(1));
+    kit.services.events.publish(kit.tenantA.id, thread, tokenEvent(2));
+
+    const resumed = await open(kit, thread, { token, headers: { "last-event-id": ready!.id! } });
+    const messages = await resumed.waitForMessages(3);
+    expect(messages.map((message) => message.event)).toEqual(["ready", "run.token", "run.token"]);
+    expect(messages[0]?.id).toBe(ready!.id);
+    expect(messages.slice(1).map((message) => JSON.parse(message.data).index)).toEqual([1, 2]);
+    await resumed.close();
+  });
+
+  test("`end` after only `ready` carries the ready id, never an empty one", async () => {
+    const { thread, token } = await mint(kit);
+    const sse = await open(kit, thread, { token });
+    const [ready] = await sse.waitForMessages(1);
+    kit.stream.closeAllStreams();
+    const [, end] = await sse.waitForMessages(2);
+    expect(end).toMatchObject({ event: "end", id: ready!.id });
+    await sse.close();
+  });
+
   test("a Last-Event-ID older than the replay buffer gets a reset, then live events", async () => {
     const { thread, token } = await mint(kit);
     const sse = await open(kit, thread, { token, headers: { "last-event-id": "1" } });
     const [ready, reset] = await sse.waitForMessages(2);
-    expect(ready).toMatchObject({ event: "ready", id: "1" });
-    expect(reset).toEqual({ id: "", event: "reset", data: JSON.stringify({ thread, reason: RESET_REASON }) });
+    // Both carry the current position: resending the stale "1" would reset again on the next reconnect.
+    expect(ready?.id).toMatch(/^\d+$/);
+    expect(ready?.id).not.toBe("1");
+    expect(reset).toEqual({
+      id: ready!.id,
+      event: "reset",
+      data: JSON.stringify({ thread, reason: RESET_REASON }),
+    });
     kit.services.events.publish(kit.tenantA.id, thread, tokenEvent(0));
     expect((await sse.waitForMessages(3))[2]?.event).toBe("run.token");
     await sse.close();

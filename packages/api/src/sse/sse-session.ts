@@ -43,6 +43,8 @@ class SseSession
   private released = false;
   /** `id:` of the newest event queued: what a reconnect should resume from. */
   private position: string;
+  /** `id:` of `ready`: where a client that has taken nothing yet resumes. */
+  private readyPosition: string | null = null;
 
   constructor(
     private readonly deps: ApiDeps,
@@ -52,7 +54,9 @@ class SseSession
     private readonly lastEventId: string | null,
     private readonly onClose: (() => void) | undefined,
   ) {
-    this.position = lastEventId ?? "";
+    // Replaced by the `ready` id before anything is written; "0" (older than any buffer) only
+    // if the session ends before it subscribed.
+    this.position = lastEventId ?? "0";
     this.queue = new ByteQueueStream(deps.config.subscriberBufferBytes, this);
   }
 
@@ -96,7 +100,7 @@ class SseSession
     const discardBacklog = reason === "slow_consumer";
     // A dropped backlog never reaches the client: the end event must not advance its position.
     const endPosition = discardBacklog
-      ? (this.queue.lastTakenEventId ?? this.lastEventId ?? "")
+      ? (this.queue.lastTakenEventId ?? this.readyPosition ?? this.position)
       : this.position;
     this.queue.finish(encodeSseMessage(endPosition, { type: "end", data: { reason } }), { discardBacklog });
     this.release();
@@ -107,9 +111,10 @@ class SseSession
     this.write(encodeDeliveredEvent(delivered), delivered.id);
   }
 
-  onControlEvent(event: FeedControlEvent): void {
-    if (event.type === "reset") this.position = "";
-    this.write(encodeSseMessage(this.position, event), this.position);
+  onControlEvent(event: FeedControlEvent, id: string): void {
+    if (event.type === "ready") this.readyPosition = id;
+    this.position = id;
+    this.write(encodeSseMessage(id, event), id);
   }
 
   onTokenValid(): void {

@@ -21,6 +21,7 @@ function busDelivering(during: DeliveredThreadEvent[], replay: ReplayResult | nu
       for (const event of during) onEvent(event);
       return {
         replay,
+        position: BUS_POSITION,
         unsubscribe: () => {
           calls.unsubscribed++;
         },
@@ -30,6 +31,9 @@ function busDelivering(during: DeliveredThreadEvent[], replay: ReplayResult | nu
   };
   return { bus, calls, emit: (event: DeliveredThreadEvent) => listener?.(event) };
 }
+
+/** What busDelivering's subscriptions report as the bus position. */
+const BUS_POSITION = "100";
 
 const describeItem = (item: FeedItem) => (item.kind === "control" ? item.event.type : item.delivered.id);
 
@@ -49,6 +53,8 @@ test("ready, then the replay, then events that arrived meanwhile (minus duplicat
   });
   emit(delivered("5"));
   expect(items.map(describeItem)).toEqual(["ready", "2", "3", "4", "5"]);
+  // A resumed feed's ready keeps the client's own position.
+  expect(items[0]).toMatchObject({ kind: "control", id: "1" });
   expect(calls.options).toEqual([{ lastEventId: "1" }]);
   feed.close();
   feed.close();
@@ -68,9 +74,14 @@ test("a reset replay becomes a reset event after ready; no lastEventId asks for 
     maxReplayBytes: 1_000_000,
     onItem: (item) => items.push(item),
   });
+  // Both carry the bus position: the stale id would make the next reconnect reset again.
   expect(items).toEqual([
-    { kind: "control", event: { type: "ready", data: { thread: THREAD } } },
-    { kind: "control", event: { type: "reset", data: { thread: THREAD, reason: RESET_REASON } } },
+    { kind: "control", id: BUS_POSITION, event: { type: "ready", data: { thread: THREAD } } },
+    {
+      kind: "control",
+      id: BUS_POSITION,
+      event: { type: "reset", data: { thread: THREAD, reason: RESET_REASON } },
+    },
   ]);
   const fresh = busDelivering([], null);
   openThreadFeed({
@@ -106,6 +117,23 @@ test("a replay bigger than maxReplayBytes is replaced by a reset (live events st
   expect(tooLarge.map(describeItem)).toEqual(["ready", "reset", "3"]);
   expect(tooLarge[1]).toEqual({
     kind: "control",
+    id: BUS_POSITION,
     event: { type: "reset", data: { thread: THREAD, reason: REPLAY_TOO_LARGE_REASON } },
   });
+});
+
+test("a fresh subscriber's ready carries the bus position, never an empty id", () => {
+  const { bus } = busDelivering([], null);
+  const items: FeedItem[] = [];
+  openThreadFeed({
+    bus,
+    tenantId: "t",
+    threadId: THREAD,
+    lastEventId: null,
+    maxReplayBytes: 1_000_000,
+    onItem: (item) => items.push(item),
+  });
+  expect(items).toEqual([
+    { kind: "control", id: BUS_POSITION, event: { type: "ready", data: { thread: THREAD } } },
+  ]);
 });

@@ -4,15 +4,19 @@ import { encodeDeliveredEvent } from "./encode.ts";
 
 export type FeedControlEvent = Extract<StreamEvent, { type: "ready" | "reset" }>;
 
-/** What a subscriber receives, in order: `ready`, then the replay (or `reset`), then live events. */
+/**
+ * What a subscriber receives, in order: `ready`, then the replay (or `reset`), then live events.
+ * Control events carry an id too (an empty SSE `id:` would reset the browser's Last-Event-ID):
+ * `ready` the position the client resumes from, `reset` the bus position where live events begin.
+ */
 export type FeedItem =
   | { kind: "thread"; delivered: DeliveredThreadEvent }
-  | { kind: "control"; event: FeedControlEvent };
+  | { kind: "control"; id: string; event: FeedControlEvent };
 
 /** Receives a feed's items without an item object per event (the SSE session implements it). */
 export interface ThreadFeedSink {
   onThreadEvent(delivered: DeliveredThreadEvent): void;
-  onControlEvent(event: FeedControlEvent): void;
+  onControlEvent(event: FeedControlEvent, id: string): void;
 }
 
 /** Reasons of a `reset` event: the client must resynchronise (e.g. re-read its runs) instead of a replay. */
@@ -42,6 +46,8 @@ class BusThreadFeed implements ThreadFeed {
   private heldBack: DeliveredThreadEvent[] | null = null;
   private handingOverReplay = true;
   private readonly subscription: { unsubscribe(): void };
+  /** The bus position when this feed subscribed: the id of `reset` (live events follow it). */
+  private readonly position: string;
 
   constructor(options: ThreadFeedOptions, sink: ThreadFeedSink) {
     const { threadId, lastEventId } = options;
@@ -57,10 +63,13 @@ class BusThreadFeed implements ThreadFeed {
       lastEventId === null ? undefined : { lastEventId },
     );
     this.subscription = subscription;
+    this.position = subscription.position;
 
-    sink.onControlEvent({ type: "ready", data: { thread: threadId } });
-    let replayedIds: Set<string> | null = null;
     const replay = subscription.replay;
+    // A resumed client keeps its own position; everyone else starts at the bus's current one.
+    const readyId = replay?.kind === "replayed" && lastEventId !== null ? lastEventId : this.position;
+    sink.onControlEvent({ type: "ready", data: { thread: threadId } }, readyId);
+    let replayedIds: Set<string> | null = null;
     if (replay?.kind === "replayed" && !this.closed) {
       let replayBytes = 0;
       for (const delivered of replay.events) replayBytes += encodeDeliveredEvent(delivered).byteLength;
@@ -93,7 +102,7 @@ class BusThreadFeed implements ThreadFeed {
   }
 
   private reset(sink: ThreadFeedSink, thread: string, reason: string): void {
-    if (!this.closed) sink.onControlEvent({ type: "reset", data: { thread, reason } });
+    if (!this.closed) sink.onControlEvent({ type: "reset", data: { thread, reason } }, this.position);
   }
 }
 
@@ -113,6 +122,6 @@ export function openThreadFeed(
   const { onItem } = options;
   return subscribeThreadFeed(options, {
     onThreadEvent: (delivered) => onItem({ kind: "thread", delivered }),
-    onControlEvent: (event) => onItem({ kind: "control", event }),
+    onControlEvent: (event, id) => onItem({ kind: "control", id, event }),
   });
 }

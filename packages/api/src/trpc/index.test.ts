@@ -520,7 +520,9 @@ describe("tRPC over a socket", () => {
     const { token } = await client.thread.streamToken.mutate({ thread });
     const subscriber = subscribe(client, { thread, token });
     await until(() => subscriber.received.length === 1, "ready");
-    expect(subscriber.received[0]).toEqual({ id: "", data: { type: "ready", data: { thread } } });
+    expect(subscriber.received[0]?.data).toEqual({ type: "ready", data: { thread } });
+    // Every event is tracked: an untracked ready would give a reconnect no position.
+    expect(subscriber.received[0]?.id).toMatch(/^\d+$/);
     expect(kit.bus.activeSubscriptions()).toBe(1);
 
     const runId = crypto.randomUUID();
@@ -578,10 +580,30 @@ describe("tRPC over a socket", () => {
     expect(kit.trpc.closeAllSubscriptions()).toBe(1);
     await until(() => subscriber.state.completed, "the subscription to complete");
     expect(subscriber.received.at(-1)).toEqual({
-      id: "",
+      id: subscriber.received[0]!.id,
       data: { type: "end", data: { reason: "shutdown" } },
     });
     await until(() => kit.bus.activeSubscriptions() === 0, "the bus subscription to end");
+  });
+
+  test("thread.onEvents resumes from the id of `ready` when nothing else was seen", async () => {
+    const client = socketClient(kit, bearer(kit.tenantA));
+    const thread = crypto.randomUUID();
+    const { token } = await client.thread.streamToken.mutate({ thread });
+    const runId = crypto.randomUUID();
+    kit.services.events.publish(kit.tenantA.id, thread, tokenEvent(runId, 0));
+    const first = subscribe(client, { thread, token });
+    await until(() => first.received.length === 1, "ready");
+    first.unsubscribe();
+    kit.services.events.publish(kit.tenantA.id, thread, tokenEvent(runId, 1));
+
+    const resumed = subscribe(client, { thread, token, lastEventId: first.received[0]!.id });
+    await until(() => resumed.received.length === 2, "the replay");
+    expect(resumed.received.map((message) => message.data)).toEqual([
+      { type: "ready", data: { thread } },
+      tokenEvent(runId, 1),
+    ]);
+    resumed.unsubscribe();
   });
 
   test("thread.onEvents ends with token_expired when the token runs out", async () => {

@@ -10,19 +10,17 @@ import type { TrpcContext } from "./context.ts";
 import { createSubscriptionInbox } from "./subscription-inbox.ts";
 
 /**
- * What `thread.onEvents` yields. Clients receive `{ id, data: StreamEvent }` either way: run events
- * are tracked with their bus id (so a reconnect resumes after it); control events (`ready`,
- * `reset`, `end`) carry `id: ""` and leave the resume position alone.
+ * What `thread.onEvents` yields: `{ id, data: StreamEvent }`, every event tracked with a non-empty
+ * id (a reconnect resumes after it). Run events carry their bus id; `ready` and `reset` the
+ * position the feed gives them; `end` the id of the last event yielded before it.
  */
-export type ThreadEventMessage = TrackedEnvelope<StreamEvent> | { id: ""; data: StreamEvent };
+export type ThreadEventMessage = TrackedEnvelope<StreamEvent>;
 
 /** What a refused subscriber is told to wait, as GET /stream/:thread's `Retry-After`. */
 const STREAM_CAP_RETRY_AFTER_SECONDS = 5;
 
 /** Control events are tiny; a fixed estimate keeps the byte accounting honest without encoding them. */
 const CONTROL_EVENT_BYTES = 128;
-
-const control = (event: StreamEvent): ThreadEventMessage => ({ id: "", data: event });
 
 /**
  * The events of one thread for a stream-token holder: the same sequence as GET /stream/:thread
@@ -76,7 +74,7 @@ async function* verifiedThreadEvents(
       maxReplayBytes: config.subscriberBufferBytes / 2,
       onItem: (item) => {
         if (item.kind === "control") {
-          inbox.push({ value: control(item.event), bytes: CONTROL_EVENT_BYTES });
+          inbox.push({ value: tracked(item.id, item.event), bytes: CONTROL_EVENT_BYTES });
           return;
         }
         const { delivered } = item;
@@ -86,11 +84,14 @@ async function* verifiedThreadEvents(
         });
       },
     });
+    // `ready` (always first) replaces it; "0" only if the feed ended before that.
+    let position = lastEventId ?? "0";
     for await (const next of inbox.drain(signal)) {
       if ("end" in next) {
-        yield control({ type: "end", data: { reason: next.end } });
+        yield tracked(position, { type: "end", data: { reason: next.end } });
         return;
       }
+      position = next.value[0];
       yield next.value;
     }
   } finally {

@@ -190,6 +190,7 @@ export function createThreadEventHub(options: ThreadEventHubOptions): ThreadEven
     private subscribed = true;
     constructor(
       readonly replay: ReplayResult | null,
+      readonly position: string,
       private readonly key: string,
       private readonly state: ThreadState,
       readonly listener: Listener,
@@ -274,6 +275,8 @@ export function createThreadEventHub(options: ThreadEventHubOptions): ThreadEven
       // Only a resumption filters live events: after a reset the client starts over from them.
       const subscriber = new HubSubscription(
         replay,
+        // Later events get a greater sequence (ids increase across threads), so they all follow it.
+        String(lastSequence),
         key,
         state,
         listener,

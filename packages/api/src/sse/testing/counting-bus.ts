@@ -16,6 +16,7 @@ export function countingBus(bus: ThreadEventBus): CountingBus {
       let subscribed = true;
       return {
         replay: subscription.replay,
+        position: subscription.position,
         unsubscribe() {
           if (subscribed) {
             subscribed = false;

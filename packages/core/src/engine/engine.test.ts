@@ -407,7 +407,7 @@ describe("engine provider credentials", () => {
     const ended = await fixture.waitForEnd((await fixture.createRun()).id);
     expect(ended.status).toBe("failed");
     expect(ended.error).toBe(
-      "OPENAI_BASE_URL resolves to a private or loopback address, which is not allowed",
+      "OPENAI_BASE_URL must resolve to a public address (private or loopback addresses and hosts that do not resolve are refused)",
     );
     expect(tenantServer.requests).toHaveLength(0);
   });

@@ -1,75 +1,47 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
+import ipaddr from "ipaddr.js";
 import { invalid } from "../errors.ts";
 
-const ipv4ToNumber = (ip: string): number => ip.split(".").reduce((sum, part) => sum * 256 + Number(part), 0);
+/** A host name → every address it resolves to. Tests inject one; the default asks the system. */
+export type ResolveHost = (host: string) => Promise<string[]>;
 
-const IPV4_PRIVATE_RANGES: Array<[string, number]> = [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.168.0.0", 16],
-  ["192.0.0.0", 24],
-  ["198.18.0.0", 15],
-  ["224.0.0.0", 4],
-  ["240.0.0.0", 4],
-];
+const systemResolve: ResolveHost = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
 
-const inIpv4Range = (ip: string, [base, bits]: [string, number]): boolean => {
-  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-  return (ipv4ToNumber(ip) & mask) >>> 0 === (ipv4ToNumber(base) & mask) >>> 0;
-};
-
-/** Expands an IPv6 address to 8 numeric groups. */
-const ipv6Groups = (ip: string): number[] => {
-  let address = ip.toLowerCase().split("%")[0]!;
-  // Embedded IPv4 tail (::ffff:1.2.3.4)
-  const v4 = address.match(/(\d+\.\d+\.\d+\.\d+)$/);
-  if (v4) {
-    const n = ipv4ToNumber(v4[1]!);
-    address = address.replace(v4[1]!, `${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`);
-  }
-  const [head, tail] = address.split("::");
-  const headGroups = head ? head.split(":") : [];
-  const tailGroups = tail ? tail.split(":") : [];
-  const missing = address.includes("::") ? 8 - headGroups.length - tailGroups.length : 0;
-  return [...headGroups, ...Array(missing).fill("0"), ...tailGroups].map((group) =>
-    Number.parseInt(group || "0", 16),
-  );
-};
+/** 2000::/3: the only IPv6 block handed out as global unicast. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR("2000::/3");
 
 /**
- * True for loopback, 0.0.0.0/8, RFC 1918, link-local, CGNAT, unique-local, multicast/reserved,
- * and IPv4-mapped/compatible IPv6 forms of these (DESIGN.md).
+ * True for every address that is not plain public unicast: loopback, 0.0.0.0/8, RFC 1918,
+ * link-local, CGNAT, benchmarking, documentation, reserved, multicast, unique-local, and the IPv6
+ * forms that embed or translate an IPv4 address (mapped `::ffff:a.b.c.d` of a private one,
+ * translated `::ffff:0:a.b.c.d`, compatible `::a.b.c.d`, NAT64, 6to4 `2002::/16`, Teredo
+ * `2001::/32`). An allowlist over ipaddr.js's range table, so a range it names is refused by
+ * default; anything that is not an address is refused too.
  */
 export function isPrivateAddress(ip: string): boolean {
-  if (isIP(ip) === 4) return IPV4_PRIVATE_RANGES.some((range) => inIpv4Range(ip, range));
-  if (isIP(ip) !== 6) return true; // not an address: refuse
-  const groups = ipv6Groups(ip);
-  const isZeroPrefix = groups.slice(0, 5).every((group) => group === 0);
-  if (isZeroPrefix && (groups[5] === 0xffff || groups[5] === 0)) {
-    // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (compatible), including :: and ::1
-    const ipv4 = [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join(".");
-    return IPV4_PRIVATE_RANGES.some((range) => inIpv4Range(ipv4, range));
+  const bare = ip.split("%")[0] ?? "";
+  if (!isIP(bare)) return true;
+  let address: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    address = ipaddr.parse(bare);
+  } catch {
+    return true;
   }
-  const first = groups[0]!;
-  if ((first & 0xfe00) === 0xfc00) return true; // fc00::/7 unique-local
-  if ((first & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
-  if ((first & 0xff00) === 0xff00) return true; // multicast
-  if (first === 0x2001 && groups[1] === 0x0db8) return true; // documentation
-  if (first === 0x0064 && groups[1] === 0xff9b) return true; // NAT64 may embed private IPv4
-  return false;
+  if (address.kind() === "ipv6") {
+    const v6 = address as ipaddr.IPv6;
+    // A mapped address is an IPv4 one on the wire: judge the IPv4 address.
+    if (v6.isIPv4MappedAddress()) return isPrivateAddress(v6.toIPv4Address().toString());
+    return !v6.match(GLOBAL_UNICAST_V6) || v6.range() !== "unicast";
+  }
+  return address.range() !== "unicast";
 }
 
-/** Resolves the URL's host and throws invalid when any address is private (unless allowed). */
-export async function assertPublicUrl(
-  rawUrl: string,
-  options: { allowPrivate: boolean; field?: string },
-): Promise<URL> {
-  const field = options.field ?? "url";
+const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, "");
+
+/** Parses a tenant URL: http(s) only, no credentials. */
+const parseTenantUrl = (rawUrl: string, field: string): URL => {
   let url: URL;
   try {
     url = new URL(rawUrl);
@@ -78,41 +50,112 @@ export async function assertPublicUrl(
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw invalid(`${field} must be an http(s) URL`);
   if (url.username || url.password) throw invalid(`${field} must not contain credentials`);
-  if (options.allowPrivate) return url;
-  const host = url.hostname.replace(/^\[|\]$/g, "");
+  return url;
+};
+
+/**
+ * Resolves the URL's host once and returns its addresses, all checked public. A host that does
+ * not resolve and one that resolves to a private address get the same message, so the guard
+ * tells a tenant nothing about the internal DNS.
+ */
+async function resolvePublicAddresses(url: URL, field: string, resolve: ResolveHost): Promise<string[]> {
+  const host = hostOf(url);
   let addresses: string[];
   try {
-    addresses = isIP(host)
-      ? [host]
-      : (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+    addresses = isIP(host) ? [host] : await resolve(host);
   } catch {
-    throw invalid(`${field} host '${host}' does not resolve`);
+    addresses = [];
   }
   if (addresses.length === 0 || addresses.some(isPrivateAddress)) {
-    throw invalid(`${field} resolves to a private or loopback address, which is not allowed`);
+    throw invalid(
+      `${field} must resolve to a public address (private or loopback addresses and hosts that do not resolve are refused)`,
+    );
   }
+  return addresses;
+}
+
+/** Resolves the URL's host and throws invalid when any address is private (unless allowed). */
+export async function assertPublicUrl(
+  rawUrl: string,
+  options: { allowPrivate: boolean; field?: string; resolve?: ResolveHost },
+): Promise<URL> {
+  const field = options.field ?? "url";
+  const url = parseTenantUrl(rawUrl, field);
+  if (!options.allowPrivate) await resolvePublicAddresses(url, field, options.resolve ?? systemResolve);
   return url;
 }
 
 /**
- * A fetch that checks the resolved address of every request (and every redirect hop) before
- * connecting, for URLs that come from tenants. Redirects are followed manually so each hop is
- * checked.
+ * The request to send to `address` (already checked) instead of the URL's host name: the URL
+ * names the IP, the `Host` header keeps the name, and TLS sends the name as SNI and checks the
+ * certificate against it (Bun's fetch `tls.serverName`). No second DNS lookup happens, so a name
+ * that re-resolves to another address (DNS rebinding) cannot move the connection.
+ */
+const pinnedRequest = async (
+  request: Request,
+  address: string,
+): Promise<{ request: Request; init: RequestInit }> => {
+  const url = new URL(request.url);
+  const host = hostOf(url);
+  if (isIP(host)) return { request, init: {} };
+  const pinnedUrl = new URL(url);
+  pinnedUrl.hostname = isIP(address) === 6 ? `[${address}]` : address;
+  const headers = new Headers(request.headers);
+  headers.set("host", url.host);
+  // Bodies here are small JSON (webhooks, provider requests): buffered, they keep a Content-Length.
+  const body = request.body ? await request.arrayBuffer() : null;
+  const pinned = new Request(pinnedUrl.toString(), {
+    method: request.method,
+    headers,
+    body,
+    signal: request.signal,
+    redirect: "manual",
+  });
+  const init = url.protocol === "https:" ? ({ tls: { serverName: host } } as RequestInit) : {};
+  return { request: pinned, init };
+};
+
+/** Sends `request` to `address` without resolving its host name again (see pinnedRequest). */
+export async function fetchPinned(
+  request: Request,
+  address: string,
+  transport: typeof fetch = fetch,
+): Promise<Response> {
+  const pinned = await pinnedRequest(request, address);
+  return transport(pinned.request, { ...pinned.init, redirect: "manual" });
+}
+
+/**
+ * The one fetch for URLs that come from tenants (webhooks, provider base URLs in environment or
+ * run env vars): each request and each redirect hop resolves the host once, refuses it when any
+ * address is private, and connects to the checked address (pinned, see pinnedRequest). Redirects
+ * are followed by hand so each hop is checked. With `allowPrivate` it is a plain fetch that still
+ * checks scheme and credentials. It wraps `fetch` (a transport, e.g. one that caps body sizes)
+ * and returns a fetch, so it composes with other wrappers.
  */
 export function createGuardedFetch(options: {
   allowPrivate: boolean;
   fetch?: typeof fetch;
   maxRedirects?: number;
+  resolve?: ResolveHost;
 }): typeof fetch {
   const baseFetch = options.fetch ?? fetch;
   const maxRedirects = options.maxRedirects ?? 5;
+  const resolve = options.resolve ?? systemResolve;
   const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     let request = input instanceof Request ? new Request(input, init) : new Request(input.toString(), init);
     for (let hop = 0; hop <= maxRedirects; hop++) {
-      await assertPublicUrl(request.url, { allowPrivate: options.allowPrivate });
-      const response = await baseFetch(request, { redirect: "manual" });
+      const url = parseTenantUrl(request.url, "url");
+      let response: Response;
+      if (options.allowPrivate) {
+        response = await baseFetch(request, { redirect: "manual" });
+      } else {
+        const [address] = await resolvePublicAddresses(url, "url", resolve);
+        response = await fetchPinned(request, address as string, baseFetch);
+      }
       const location = response.headers.get("location");
       if (response.status < 300 || response.status >= 400 || !location) return response;
+      await response.body?.cancel().catch(() => undefined);
       request = new Request(new URL(location, request.url).toString(), {
         method: request.method === "POST" && response.status === 303 ? "GET" : request.method,
         headers: request.headers,

@@ -59,7 +59,10 @@ const { values: flags, positionals } = (() => {
       },
     });
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    const message = error instanceof Error ? error.message : String(error);
+    // --json promises one JSON document even when the other arguments could not be parsed.
+    if (Bun.argv.includes("--json")) process.stdout.write(`${JSON.stringify({ error: message })}\n`);
+    else process.stderr.write(`error: ${message}\n\n${USAGE}`);
     exitProcess(2);
   }
 })();
@@ -73,6 +76,47 @@ function print(json: unknown, human: string): void {
 const need = (value: string | undefined, what: string): string => {
   if (!value) throw new UsageError(`missing ${what}`);
   return value;
+};
+
+const WEBHOOK_EVENTS = ["run.completed", "run.failed"] as const;
+type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+const parseEvents = (value: string | undefined): WebhookEvent[] | undefined => {
+  if (value === undefined) return undefined;
+  const events = value.split(",").map((event) => event.trim());
+  for (const event of events)
+    if (!(WEBHOOK_EVENTS as readonly string[]).includes(event))
+      throw new UsageError(`--events: '${event}' is not one of ${WEBHOOK_EVENTS.join(", ")}`);
+  return events as WebhookEvent[];
+};
+
+/**
+ * Tenant-scoped commands check the tenant first, so an unknown id is reported as an unknown
+ * tenant rather than as whatever the command looks up next (an environment, a prompt, nothing).
+ */
+async function forTenant<T>(
+  config: ServerConfig,
+  tenantId: string,
+  action: (services: Runtime["promptrun"]["services"]) => Promise<T>,
+): Promise<T> {
+  return withRuntime(config, async (runtime) => {
+    await runtime.promptrun.services.tenants.get(tenantId);
+    return action(runtime.promptrun.services);
+  });
+}
+
+/** The guard's message is for tenants; the operator running the CLI also learns the setting that lifts it. */
+const withPrivateUrlHint = (error: unknown): never => {
+  if (
+    PromptrunError.isInstance(error) &&
+    error.code === "invalid" &&
+    /private or loopback/.test(error.message)
+  )
+    throw new PromptrunError(
+      "invalid",
+      `${error.message} (set PROMPTRUN_ALLOW_PRIVATE_URLS=true on the server and the CLI to allow private addresses, e.g. for local receivers)`,
+    );
+  throw error;
 };
 
 /** The secret a SQLite install generated beside its database (see secret.ts), if there is one. */
@@ -130,10 +174,11 @@ async function serve(config: ServerConfig): Promise<void> {
 
 async function main(): Promise<void> {
   const [group, action, ...rest] = positionals;
-  if (flags.help || !group) {
+  if (flags.help) {
     process.stdout.write(USAGE);
     return;
   }
+  if (!group) throw new UsageError("missing <command>");
   const config = parseEnvironment(process.env);
 
   switch (`${group} ${action ?? ""}`.trim()) {
@@ -176,8 +221,8 @@ async function main(): Promise<void> {
     }
     case "keys create": {
       const tenantId = need(rest[0], "<tenantId>");
-      const { apiKey } = await withRuntime(config, (runtime) =>
-        runtime.promptrun.services.tenants.createApiKey(tenantId),
+      const { apiKey } = await forTenant(config, tenantId, (services) =>
+        services.tenants.createApiKey(tenantId),
       );
       return print({ apiKey }, `API key (shown once): ${apiKey}`);
     }
@@ -192,9 +237,7 @@ async function main(): Promise<void> {
       const path = need(rest[0], "<file-or-dir>");
       const tenantId = need(flags.tenant, "--tenant <id>");
       const files = readPromptFiles(path);
-      const results = await withRuntime(config, (runtime) =>
-        runtime.promptrun.services.prompts.push(tenantId, files),
-      );
+      const results = await forTenant(config, tenantId, (services) => services.prompts.push(tenantId, files));
       return print(
         results.map(({ slug, version, id, tags }) => ({ slug, version, id, tags })),
         results
@@ -212,8 +255,8 @@ async function main(): Promise<void> {
         need(rest[2], "<tag>"),
       ];
       const tenantId = need(flags.tenant, "--tenant <id>");
-      const result = await withRuntime(config, (runtime) =>
-        runtime.promptrun.services.prompts.tag(tenantId, slug, version, tag),
+      const result = await forTenant(config, tenantId, (services) =>
+        services.prompts.tag(tenantId, slug, version, tag),
       );
       return print(
         { slug: result.slug, version: result.version, id: result.id, tags: result.tags },
@@ -231,10 +274,9 @@ async function main(): Promise<void> {
         if (index <= 0) throw new UsageError(`'${pair.split("=")[0]}' is not KEY=VALUE`);
         values[pair.slice(0, index)] = pair.slice(index + 1);
       }
-      const result = await withRuntime(config, async (runtime) => {
-        await runtime.promptrun.services.environments.ensure(tenantId, environment);
-        return runtime.promptrun.services.environments.setEnvVars(tenantId, environment, values);
-      });
+      const result = await forTenant(config, tenantId, (services) =>
+        services.environments.setEnvVars(tenantId, environment, values),
+      );
       return print(
         { environment: result.name, keys: result.envVarKeys },
         `${result.name}: ${result.envVarKeys.join(", ")}`,
@@ -242,8 +284,8 @@ async function main(): Promise<void> {
     }
     case "envs list": {
       const tenantId = need(rest[0], "<tenantId>");
-      const environments = await withRuntime(config, (runtime) =>
-        runtime.promptrun.services.environments.list(tenantId),
+      const environments = await forTenant(config, tenantId, (services) =>
+        services.environments.list(tenantId),
       );
       return print(
         environments,
@@ -256,15 +298,11 @@ async function main(): Promise<void> {
         need(rest[1], "<environment>"),
         need(rest[2], "<url>"),
       ];
-      const events = flags.events?.split(",").map((event) => event.trim()) as
-        | Array<"run.completed" | "run.failed">
-        | undefined;
-      const { webhook, secret } = await withRuntime(config, (runtime) =>
-        runtime.promptrun.services.webhooks.create(tenantId, {
-          environment,
-          url,
-          ...(events ? { events } : {}),
-        }),
+      const events = parseEvents(flags.events);
+      const { webhook, secret } = await forTenant(config, tenantId, (services) =>
+        services.webhooks
+          .create(tenantId, { environment, url, ...(events ? { events } : {}) })
+          .catch(withPrivateUrlHint),
       );
       return print(
         { id: webhook.id, secret },
@@ -273,9 +311,7 @@ async function main(): Promise<void> {
     }
     case "webhooks list": {
       const tenantId = need(rest[0], "<tenantId>");
-      const webhooks = await withRuntime(config, (runtime) =>
-        runtime.promptrun.services.webhooks.list(tenantId),
-      );
+      const webhooks = await forTenant(config, tenantId, (services) => services.webhooks.list(tenantId));
       return print(
         webhooks,
         webhooks
@@ -285,8 +321,8 @@ async function main(): Promise<void> {
     }
     case "webhooks attempts": {
       const tenantId = need(rest[0], "<tenantId>");
-      const attempts = await withRuntime(config, (runtime) =>
-        runtime.promptrun.services.webhooks.attempts(tenantId, {
+      const attempts = await forTenant(config, tenantId, (services) =>
+        services.webhooks.attempts(tenantId, {
           ...(flags.webhook ? { webhookId: flags.webhook } : {}),
           ...(flags.run ? { runId: flags.run } : {}),
         }),
@@ -303,9 +339,7 @@ async function main(): Promise<void> {
     }
     case "webhooks redeliver": {
       const [tenantId, deliveryId] = [need(rest[0], "<tenantId>"), need(rest[1], "<deliveryId>")];
-      await withRuntime(config, (runtime) =>
-        runtime.promptrun.services.webhooks.redeliver(tenantId, deliveryId),
-      );
+      await forTenant(config, tenantId, (services) => services.webhooks.redeliver(tenantId, deliveryId));
       return print({ redelivered: deliveryId }, `delivery ${deliveryId} queued again`);
     }
     case "secrets rotate": {

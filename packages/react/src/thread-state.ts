@@ -32,9 +32,13 @@ export interface ThreadStreamState {
   missedEvents: boolean;
 }
 
-/** What the reducer folds: a stream event, a connection change, or a fresh start (new thread). */
+/**
+ * What the reducer folds: a stream event, several at once (token events batched per animation
+ * frame), a connection change, or a fresh start (new thread).
+ */
 export type ThreadStreamAction =
   | { type: "event"; envelope: StreamEnvelope }
+  | { type: "events"; envelopes: StreamEnvelope[] }
   | { type: "connection"; status: ConnectionStatus; error: ApiError | null }
   | { type: "restart" };
 
@@ -74,6 +78,12 @@ function withRun(state: ThreadStreamState, run: RunStreamState): ThreadStreamSta
 /** Folds one stream event into the thread state (pure; the hook's reducer). */
 export function threadStreamReducer(state: ThreadStreamState, action: ThreadStreamAction): ThreadStreamState {
   if (action.type === "restart") return initialThreadStreamState;
+  if (action.type === "events") {
+    return action.envelopes.reduce(
+      (folded, envelope) => threadStreamReducer(folded, { type: "event", envelope }),
+      state,
+    );
+  }
   if (action.type === "connection") {
     // "open" is reported on `ready`, when the subscription is actually live.
     if (action.status === "open") return state;

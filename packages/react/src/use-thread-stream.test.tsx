@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { renderHook, waitFor } from "@testing-library/react";
+import { act, renderHook, waitFor } from "@testing-library/react";
 import { type FakeServerHandle, startFakeServer } from "./test-support/fake-server.ts";
 import { fakeBackend, providerFor, waitOptions } from "./test-support/render.tsx";
 import { useThreadStream } from "./use-thread-stream.ts";
@@ -13,6 +13,44 @@ beforeAll(async () => {
 afterAll(() => fake.stop());
 
 const fastRetry = { initialRetryDelayMs: 20, maxRetryDelayMs: 200 };
+
+/**
+ * Replaces requestAnimationFrame with frames the test fires by hand, as a busy browser would
+ * paint late; `absent` removes it instead (the setTimeout fallback).
+ */
+function holdFrames(options: { absent?: boolean } = {}) {
+  const original = {
+    request: globalThis.requestAnimationFrame,
+    cancel: globalThis.cancelAnimationFrame,
+  };
+  const waiting = new Map<number, FrameRequestCallback>();
+  let nextId = 1;
+  const globals = globalThis as { requestAnimationFrame?: unknown; cancelAnimationFrame?: unknown };
+  if (options.absent) {
+    delete globals.requestAnimationFrame;
+    delete globals.cancelAnimationFrame;
+  } else {
+    globalThis.requestAnimationFrame = (callback) => {
+      waiting.set(nextId, callback);
+      return nextId++;
+    };
+    globalThis.cancelAnimationFrame = (id) => void waiting.delete(id);
+  }
+  return {
+    get requested() {
+      return waiting.size;
+    },
+    fire() {
+      const callbacks = [...waiting.values()];
+      waiting.clear();
+      for (const callback of callbacks) callback(performance.now());
+    },
+    restore() {
+      globalThis.requestAnimationFrame = original.request;
+      globalThis.cancelAnimationFrame = original.cancel;
+    },
+  };
+}
 
 function renderStream(options: { delayMs?: number } = {}) {
   const { backend, calls } = fakeBackend(fake, options);
@@ -37,6 +75,55 @@ describe("useThreadStream", () => {
     expect(run.text).toBe("one two three four");
     expect(run.tokenUsage?.output).toBe(4);
     expect(run.cost?.total).toBeGreaterThan(0);
+  });
+
+  test("a burst of 100 tokens renders once per animation frame, and a failed run keeps every token", async () => {
+    const frames = holdFrames();
+    try {
+      // delayMs 1: each token reaches the client on its own, ~100 separate arrivals.
+      const { backend } = fakeBackend(fake, { delayMs: 1 });
+      const thread = crypto.randomUUID();
+      let renders = 0;
+      const { result } = renderHook(
+        () => {
+          renders += 1;
+          return useThreadStream(thread, fastRetry);
+        },
+        { wrapper: providerFor(backend) },
+      );
+      await waitFor(() => expect(result.current.status).toBe("open"), waitOptions);
+      const words = Array.from({ length: 100 }, (_, index) => `w${index} `);
+      const rendersBefore = renders;
+      // run.failed carries no output: the text shown is only what the token events built.
+      const { id } = await backend.createRun({ thread, message: `fail:${words.join("")}` });
+
+      await waitFor(() => expect(frames.requested).toBe(1), waitOptions);
+      act(() => frames.fire());
+      const shown = result.current.runs[id]?.text ?? "";
+      expect(shown.length).toBeGreaterThan(0);
+      expect(words.join("").startsWith(shown)).toBe(true);
+
+      await waitFor(() => expect(result.current.runs[id]?.status).toBe("failed"), waitOptions);
+      expect(result.current.runs[id]?.text).toBe(words.join(""));
+      // run.started, the one frame fired, run.failed (with the tokens held since): not one per token.
+      expect(renders - rendersBefore).toBeLessThanOrEqual(5);
+    } finally {
+      frames.restore();
+    }
+  });
+
+  test("without requestAnimationFrame, tokens still show while the run streams", async () => {
+    const frames = holdFrames({ absent: true });
+    try {
+      const { result, backend, thread } = renderStream({ delayMs: 40 });
+      await waitFor(() => expect(result.current.status).toBe("open"), waitOptions);
+      const { id } = await backend.createRun({ thread, message: "one two three four" });
+      await waitFor(() => expect(result.current.runs[id]?.text).toBe("one two "), waitOptions);
+      expect(result.current.runs[id]?.status).toBe("streaming");
+      await waitFor(() => expect(result.current.runs[id]?.status).toBe("completed"), waitOptions);
+    } finally {
+      frames.restore();
+    }
   });
 
   test("a failed run carries its error and cost", async () => {

@@ -1,7 +1,8 @@
 import { ApiError, subscribeToThread } from "@promptrun/client";
-import type { StreamTokenResponse } from "@promptrun/contract";
+import type { StreamEnvelope, StreamTokenResponse } from "@promptrun/contract";
 import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useReducer, useRef } from "react";
+import { onNextFrame } from "./next-frame.ts";
 import { usePromptrunBackend } from "./promptrun-provider.tsx";
 import { runQueryKey } from "./run-query-key.ts";
 import {
@@ -68,6 +69,16 @@ export function useThreadStream(
       return;
     }
     const controller = new AbortController();
+    // Token events wait for the next animation frame and are folded together: one render per
+    // frame, not one per token. Any other event or connection change flushes them first, so
+    // order holds and a run's final text (run.completed / run.failed) is never behind.
+    const pendingTokens: StreamEnvelope[] = [];
+    let cancelFrame: (() => void) | null = null;
+    const flushTokens = () => {
+      cancelFrame?.();
+      cancelFrame = null;
+      if (pendingTokens.length > 0) dispatch({ type: "events", envelopes: pendingTokens.splice(0) });
+    };
     const events = subscribeToThread({
       url: streamUrl,
       getToken: () => (getTokenRef.current ? getTokenRef.current(thread) : backend.getStreamToken(thread)),
@@ -78,6 +89,7 @@ export function useThreadStream(
         if (controller.signal.aborted) return;
         if (change.status !== "open") live.current = false;
         if (change.status === "closed") settleWaiters(false);
+        flushTokens();
         dispatch({ type: "connection", status: change.status, error: change.error ?? null });
       },
     });
@@ -85,6 +97,12 @@ export function useThreadStream(
       try {
         for await (const envelope of events) {
           if (controller.signal.aborted) break;
+          if (envelope.type === "run.token") {
+            pendingTokens.push(envelope);
+            cancelFrame ??= onNextFrame(flushTokens);
+            continue;
+          }
+          flushTokens();
           dispatch({ type: "event", envelope });
           if (envelope.type === "ready") settleWaiters(true);
           if (envelope.type === "run.completed" || envelope.type === "run.failed") {
@@ -94,11 +112,16 @@ export function useThreadStream(
       } catch (error) {
         // onConnectionChange already reported the final error as "closed".
         if (!ApiError.isInstance(error) && !controller.signal.aborted) {
+          flushTokens();
           dispatch({ type: "connection", status: "closed", error: ApiError.network(error) });
         }
       }
     })();
-    return () => controller.abort();
+    return () => {
+      // Tokens already received still land (a no-op after unmount; before a thread switch's restart).
+      flushTokens();
+      controller.abort();
+    };
   }, [thread, enabled, streamUrl, initialRetryDelayMs, maxRetryDelayMs, backend, queryClient]);
 
   const whenOpen = useCallback((timeoutMs = 10_000): Promise<boolean> => {

@@ -9,33 +9,16 @@ import {
   type LanguageModelV4StreamPart,
   type LanguageModelV4StreamResult,
   type LanguageModelV4Usage,
-  type SharedV4Warning,
   TypeValidationError,
 } from "@ai-sdk/provider";
 import { createParser } from "eventsource-parser";
+import { sdkChatRequestBuilder } from "./sdk-chat-request.ts";
 
 /**
  * Which AI SDK provider the lean reader stands in for: they differ in how a stream without a
  * finish reason and an error frame surface, and the engine must see the same either way.
  */
 export type ChatStreamFlavor = "openai" | "compatible";
-
-/** The SDK chat model's request building, reused so the request is byte-for-byte the SDK's. */
-interface SdkChatModelInternals {
-  getArgs(
-    options: LanguageModelV4CallOptions,
-  ): Promise<{ args: object; warnings: SharedV4Warning[]; metadataKey?: string }>;
-  config: {
-    url(options: { modelId: string; path: string }): string;
-    headers?: unknown;
-    requestModelId?: string;
-  };
-}
-
-const hasSdkInternals = (model: LanguageModelV4): boolean => {
-  const internals = model as unknown as Partial<SdkChatModelInternals>;
-  return typeof internals.getArgs === "function" && typeof internals.config?.url === "function";
-};
 
 /**
  * Only plain text prompts without tools, structured output, provider options or raw chunks take
@@ -300,36 +283,18 @@ export interface LeanChatStreamOptions {
  * A chat-completions model whose `doStream` reads the SSE body with a plain parser, JSON.parse
  * and hand-written shape checks, where the AI SDK provider validates every chunk with zod (the
  * largest CPU cost at 100 streams). The request (URL, headers, body) is built by the SDK model
- * itself; everything outside plain text streaming is delegated to it.
+ * itself (`sdk-chat-request.ts`); everything outside plain text streaming is delegated to it.
  */
 export function createLeanChatStreamModel(options: LeanChatStreamOptions): LanguageModelV4 {
   const { sdkModel, flavor, includeUsage } = options;
-  if (!hasSdkInternals(sdkModel)) return sdkModel;
-  const internals = sdkModel as unknown as SdkChatModelInternals;
+  const buildRequest = sdkChatRequestBuilder(sdkModel, { includeUsage });
+  if (!buildRequest) return sdkModel;
   const textId = flavor === "openai" ? "0" : "txt-0";
 
   const doStream = async (callOptions: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> => {
     if (!leanPathFits(callOptions)) return sdkModel.doStream(callOptions);
-    const { args, warnings, metadataKey } = await internals.getArgs(callOptions);
+    const { url, headers, body, warnings, metadataKey } = await buildRequest(callOptions);
     const providerMetadataKey = flavor === "openai" ? "openai" : (metadataKey ?? sdkModel.provider);
-    const body = {
-      ...args,
-      stream: true,
-      stream_options: includeUsage ? { include_usage: true } : undefined,
-    };
-    const url = internals.config.url({
-      path: "/chat/completions",
-      modelId: internals.config.requestModelId ?? sdkModel.modelId,
-    });
-    const configHeaders = internals.config.headers;
-    const sdkHeaders = (await (typeof configHeaders === "function" ? configHeaders() : configHeaders)) as
-      | Record<string, string | undefined>
-      | undefined;
-    const headers: Record<string, string> = {};
-    for (const source of [{ "Content-Type": "application/json" }, sdkHeaders, callOptions.headers]) {
-      for (const [name, value] of Object.entries(source ?? {}))
-        if (value !== undefined) headers[name] = value;
-    }
 
     let response: Response;
     try {

@@ -1,3 +1,5 @@
+import { DEFAULT_MEMORY_BOUND, type MemoryBound } from "./memory-window.ts";
+
 /** Engine configuration, parsed and validated by the app (apps/server/src/env.ts) and passed in. */
 export interface OpenAICompatibleEndpoint {
   /** Provider prefix used in model refs, e.g. `ollama` for `ollama:llama3.2`. */
@@ -57,6 +59,8 @@ export interface PromptrunConfig {
     backoffBaseMs: number;
     backoffMaxMs: number;
   };
+  /** How much of a channel's history a run loads as memory (newest whole exchanges). */
+  memory: MemoryBound;
   /** Seconds after which a queued run gains one priority class (aging). */
   agingSeconds: number;
   idempotencyTtlSeconds: number;
@@ -90,6 +94,7 @@ export const defaultConfig = (
     backoffBaseMs: 500,
     backoffMaxMs: 30_000,
   },
+  memory: DEFAULT_MEMORY_BOUND,
   agingSeconds: 30,
   idempotencyTtlSeconds: 86_400,
   ...overrides,

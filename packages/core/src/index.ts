@@ -9,6 +9,7 @@ export {
 } from "./environments/index.ts";
 export * from "./errors.ts";
 export * from "./events/index.ts";
+export * from "./memory-window.ts";
 export * from "./models/index.ts";
 export * from "./ports.ts";
 export * from "./pricing/index.ts";

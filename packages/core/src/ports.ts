@@ -15,6 +15,7 @@ import type {
   TokenUsage,
   WebhookEventType,
 } from "@promptrun/contract";
+import type { MemoryBound } from "./memory-window.ts";
 
 export interface Clock {
   now(): Date;
@@ -273,8 +274,11 @@ export interface RunStore {
   complete(id: string, completion: RunCompletion): Promise<boolean>;
   /** pending → failed. false if it had already ended. */
   fail(id: string, failure: RunFailure): Promise<boolean>;
-  /** Completed exchanges of (tenant, thread, channel), oldest first. */
-  memory(tenantId: string, threadId: string, channel: string): Promise<MemoryMessage[]>;
+  /**
+   * Completed exchanges of (tenant, thread, channel), oldest first: the newest whole exchanges
+   * within the bound (default DEFAULT_MEMORY_BOUND), read through the messages index.
+   */
+  memory(tenantId: string, threadId: string, channel: string, bound?: MemoryBound): Promise<MemoryMessage[]>;
   getThread(
     tenantId: string,
     threadId: string,

@@ -230,6 +230,29 @@ describe("engine limits, webhooks and metrics", () => {
     for (const run of runs) expect((await fixture.waitForEnd(run.id)).status).toBe("completed");
   });
 
+  test("fair share: four tenants saturating their slots leave room, a fifth tenant's run starts promptly", async () => {
+    const fixture = track(
+      await createEngineFixture({
+        prompt: { model: "dev:echo", params: { delayMs: 60_000 } },
+        config: { concurrency: 32, tenantConcurrency: 8 },
+      }),
+    );
+    await fixture.engine.start();
+    const started = (runId: string) =>
+      fixture.received.some(({ event }) => event.type === "run.token" && event.data.runId === runId);
+    for (const tenant of ["busy-1", "busy-2", "busy-3", "busy-4"])
+      for (let index = 0; index < 10; index++)
+        await fixture.createRun({ tenantId: tenant, inputs: { message: "slow words" } });
+    const deadline = Date.now() + 10_000;
+    while (fixture.engine.stats().executing < 28 && Date.now() < deadline) await Bun.sleep(10);
+    expect(fixture.engine.stats().executing).toBe(28);
+    // The fifth tenant (the fixture's own, so its events are watched) is not held for a minute.
+    const newcomer = await fixture.createRun({ inputs: { message: "first words" } });
+    while (!started(newcomer.id) && Date.now() < deadline + 10_000) await Bun.sleep(10);
+    expect(started(newcomer.id)).toBe(true);
+    expect(fixture.engine.stats().executing).toBe(29);
+  }, 30_000);
+
   test("webhook deliveries are built from the final run and written with it; metrics are reported", async () => {
     const seenRuns: string[] = [];
     const metricEvents: string[] = [];

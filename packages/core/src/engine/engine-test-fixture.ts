@@ -24,6 +24,8 @@ export interface FixtureOptions {
 }
 
 export interface RunOptions {
+  /** Another tenant (created on first use) running the same prompt version. */
+  tenantId?: string;
   inputs?: Record<string, unknown>;
   thread?: string;
   channel?: string;
@@ -69,16 +71,32 @@ export async function createEngineFixture(options: FixtureOptions = {}) {
     ...options.prompt,
   });
   const { slug, tags, ...definition } = file;
-  const { version } = await store.prompts.pushVersion({
-    tenantId,
-    slug,
-    definition,
-    contentHash: JSON.stringify(definition),
-    tags,
-    newPromptId: Bun.randomUUIDv7(),
-    newVersionId: Bun.randomUUIDv7(),
-    at,
-  });
+  const pushFor = async (owner: string) =>
+    (
+      await store.prompts.pushVersion({
+        tenantId: owner,
+        slug,
+        definition,
+        contentHash: JSON.stringify(definition),
+        tags,
+        newPromptId: Bun.randomUUIDv7(),
+        newVersionId: Bun.randomUUIDv7(),
+        at,
+      })
+    ).version;
+  const version = await pushFor(tenantId);
+  const versions = new Map([[tenantId, version]]);
+  /** The prompt version of a tenant, creating the tenant and pushing the prompt on first use. */
+  const versionOf = async (owner: string) => {
+    let owned = versions.get(owner);
+    if (!owned) {
+      await store.tenants.create({ id: owner, name: owner, subscriptionActive: true, createdAt: at });
+      await store.environments.ensure(owner, "production", Bun.randomUUIDv7(), at);
+      owned = await pushFor(owner);
+      versions.set(owner, owned);
+    }
+    return owned;
+  };
   const environment = await store.environments.ensure(tenantId, "production", Bun.randomUUIDv7(), at);
   if (options.environmentEnv) {
     const encrypted = Object.fromEntries(
@@ -102,17 +120,19 @@ export async function createEngineFixture(options: FixtureOptions = {}) {
 
   const createRun = async (runOptions: RunOptions = {}): Promise<RunRecord> => {
     const thread = runOptions.thread ?? Bun.randomUUIDv7();
-    watchThread(thread);
+    const runTenant = runOptions.tenantId ?? tenantId;
+    if (runTenant === tenantId) watchThread(thread);
+    const runVersion = await versionOf(runTenant);
     const id = Bun.randomUUIDv7();
     await store.runs.create({
       id,
-      tenantId,
+      tenantId: runTenant,
       threadId: thread,
       channel: runOptions.channel ?? "default",
-      promptId: version.promptId,
-      promptVersionId: version.id,
-      promptSlug: version.slug,
-      promptVersion: version.version,
+      promptId: runVersion.promptId,
+      promptVersionId: runVersion.id,
+      promptSlug: runVersion.slug,
+      promptVersion: runVersion.version,
       priority: runOptions.priority ?? "normal",
       environment: "production",
       inputs: runOptions.inputs ?? { message: "hello there" },

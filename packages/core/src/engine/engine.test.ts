@@ -229,6 +229,29 @@ describe("engine with real AI SDK providers against wire-level fakes", () => {
     ]);
   });
 
+  test("memory is read within config.memory: only the newest whole exchanges that fit", async () => {
+    const openai = track(
+      startFakeOpenAI((request) => ({ type: "stream", tokens: [`answer ${request.index + 1}`] })),
+    );
+    const fixture = track(
+      await createEngineFixture({
+        config: { ...openAIConfig(openai), memory: { maxMessages: 3, maxBytes: 1_000_000 } },
+      }),
+    );
+    await fixture.engine.start();
+    const thread = Bun.randomUUIDv7();
+    const runs = [];
+    for (const message of ["question 1", "question 2", "question 3"])
+      runs.push(await fixture.createRun({ thread, inputs: { message } }));
+    for (const run of runs) expect((await fixture.waitForEnd(run.id)).status).toBe("completed");
+    expect(sentMessages(openai.requests[2]!.body)).toEqual([
+      { role: "system", content: "You are terse." },
+      { role: "user", content: "question 2" },
+      { role: "assistant", content: "answer 2" },
+      { role: "user", content: "question 3" },
+    ]);
+  });
+
   test("runs of one channel execute one after the other; channels run side by side", async () => {
     let releaseFirst: () => void = () => {};
     const firstHeld = new Promise<void>((resolve) => {

@@ -275,7 +275,7 @@ async function prepare(
     id: run.promptVersionId,
   });
   const environmentRead = loadEnvironmentVars(store, secrets, run.tenantId, run.environment);
-  const memoryRead = store.runs.memory(run.tenantId, run.threadId, run.channel);
+  const memoryRead = store.runs.memory(run.tenantId, run.threadId, run.channel, deps.config.memory);
   // Whichever is not awaited first must not become an unhandled rejection.
   environmentRead.catch(() => {});
   memoryRead.catch(() => {});

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { Priority } from "@promptrun/contract";
-import { RunScheduler, type ScheduledRun } from "./scheduler.ts";
+import { RunScheduler, reservedSlotsFor, type ScheduledRun } from "./scheduler.ts";
 
 const AGING_MS = 30_000;
 const T0 = Date.parse("2030-01-01T00:00:00Z");
@@ -117,6 +117,54 @@ describe("RunScheduler", () => {
     expect(queue.next()).toBeNull();
     queue.finish(busyTenant[0]!.runId);
     expect(queue.next()?.runId).toBe(busyTenant[2]!.runId);
+  });
+
+  test("fair share: four saturating tenants leave the reserve free, and a fifth tenant starts at once", () => {
+    const queue = scheduler(32, 8);
+    for (const tenant of ["a", "b", "c", "d"])
+      for (let index = 0; index < 20; index++)
+        queue.enqueue(run({ tenantId: tenant, enqueuedAt: T0 + index }));
+    const started: ScheduledRun[] = [];
+    for (let next = queue.next(); next; next = queue.next()) started.push(next);
+    // 32 slots, one in eight kept for tenants with nothing executing.
+    expect(started.length).toBe(28);
+    expect(reservedSlotsFor(32, 8)).toBe(4);
+    for (const tenant of ["a", "b", "c", "d"])
+      expect(started.filter((item) => item.tenantId === tenant).length).toBe(7);
+
+    // Newcomers, even with a later, lower-priority run, take the reserve.
+    const newcomers = ["e", "f", "g", "h", "i"].map((tenant) =>
+      run({ tenantId: tenant, enqueuedAt: T0 + 1_000, priority: "low" }),
+    );
+    for (const item of newcomers) queue.enqueue(item);
+    expect([queue.next(), queue.next(), queue.next(), queue.next()].map((item) => item?.runId)).toEqual(
+      newcomers.slice(0, 4).map((item) => item.runId),
+    );
+    expect(queue.next()).toBeNull();
+    // The pool is full: the slot a busy tenant frees goes to the waiting newcomer, not back to it.
+    queue.finish(started[0]!.runId);
+    expect(queue.next()?.runId).toBe(newcomers[4]!.runId);
+    expect(queue.next()).toBeNull();
+  });
+
+  test("fair share keeps priority order while the pool has room, and a lone tenant still reaches its limit", () => {
+    const queue = scheduler(32, 8);
+    const busyFirst = run({ tenantId: "a", enqueuedAt: T0, priority: "onsite" });
+    queue.enqueue(busyFirst);
+    expect(queue.next()?.runId).toBe(busyFirst.runId);
+    const busyOnsite = run({ tenantId: "a", enqueuedAt: T0 + 1, priority: "onsite" });
+    const idleLow = run({ tenantId: "b", enqueuedAt: T0, priority: "low" });
+    queue.enqueue(idleLow);
+    queue.enqueue(busyOnsite);
+    expect([queue.next()?.runId, queue.next()?.runId]).toEqual([busyOnsite.runId, idleLow.runId]);
+
+    const alone = scheduler(8, 8);
+    for (let index = 0; index < 10; index++) alone.enqueue(run({ tenantId: "solo" }));
+    let count = 0;
+    while (alone.next()) count++;
+    expect(count).toBe(8);
+    expect(reservedSlotsFor(8, 8)).toBe(0);
+    expect(reservedSlotsFor(1, 1)).toBe(0);
   });
 
   test("remove drops queued runs (head or middle) and keeps channel order", () => {

@@ -18,7 +18,21 @@ export interface SchedulerOptions {
   tenantConcurrency: number;
   /** What one priority class is worth in queueing time (config.agingSeconds, in ms). */
   agingMs: number;
+  /**
+   * Global slots kept for tenants with nothing executing (default: reservedSlotsFor(concurrency)).
+   * 0 turns the reserve off.
+   */
+  reservedSlots?: number;
 }
+
+/**
+ * The newcomers' reserve: one slot in eight (at least one once there are two slots), but never
+ * more than a single tenant could not use anyway, so one tenant alone still reaches its limit.
+ */
+export const reservedSlotsFor = (concurrency: number, tenantConcurrency: number): number =>
+  concurrency < 2
+    ? 0
+    : Math.min(Math.max(1, Math.floor(concurrency / 8)), Math.max(0, concurrency - tenantConcurrency));
 
 export interface SchedulerStats {
   queued: Record<Priority, number>;
@@ -50,12 +64,21 @@ interface TenantState extends HeapItem {
   ready: IndexedHeap<QueueNode>;
   executing: number;
   channels: number;
+  /** Its place in the heap of idle eligible tenants. */
+  idleEntry: IdleEntry;
+}
+
+interface IdleEntry extends HeapItem {
+  tenant: TenantState;
 }
 
 const CLASS_RANK: Record<Priority, number> = { onsite: 0, normal: 1, low: 2 };
 
 const nodeBefore = (a: QueueNode, b: QueueNode): boolean =>
   a.deadline < b.deadline || (a.deadline === b.deadline && a.sequence < b.sequence);
+
+const tenantBefore = (a: TenantState, b: TenantState): boolean =>
+  nodeBefore(a.ready.peek()!, b.ready.peek()!);
 
 /** Channel order: creation time, then arrival. */
 const channelBefore = (a: QueueNode, b: QueueNode): boolean =>
@@ -68,7 +91,11 @@ const channelBefore = (a: QueueNode, b: QueueNode): boolean =>
  * - onsite > normal > low with aging: key = enqueuedAt + rank × agingMs, smallest first.
  * - A global and a per-tenant limit; a tenant at its limit leaves the eligible set (its ready
  *   heads stay parked) so it never blocks others.
- * Taking the next run is two heap pops: O(log n) in queued runs, whatever the backlog.
+ * - Fair share (docs/ARCHITECTURE.md): the last `reservedSlots` free global slots go only to
+ *   tenants with nothing executing. Busy tenants cannot fill the whole pool, so a newcomer starts
+ *   at once instead of waiting for someone's run to end; and while the pool is that full, every
+ *   slot that frees up goes to a waiting newcomer before a busy tenant.
+ * Taking the next run is two heap peeks and pops: O(log n) in queued runs, whatever the backlog.
  */
 export class RunScheduler {
   private readonly queued = new Map<string, QueueNode>();
@@ -76,13 +103,20 @@ export class RunScheduler {
   private readonly channels = new Map<string, ChannelState>();
   private readonly tenants = new Map<string, TenantState>();
   /** Tenants with a ready head and a free tenant slot, keyed by their best head. */
-  private readonly eligible = new IndexedHeap<TenantState>((a, b) =>
-    nodeBefore(a.ready.peek()!, b.ready.peek()!),
-  );
+  private readonly eligible = new IndexedHeap<TenantState>(tenantBefore);
+  /**
+   * The eligible tenants with nothing executing (a subset, in a heap of its own: an item's
+   * heapIndex is per heap, so TenantState carries one for each). Kept only with a reserve.
+   */
+  private readonly eligibleIdle = new IndexedHeap<IdleEntry>((a, b) => tenantBefore(a.tenant, b.tenant));
+  private readonly reservedSlots: number;
   private readonly queuedByClass: Record<Priority, number> = { onsite: 0, normal: 0, low: 0 };
   private sequence = 0;
 
-  constructor(private readonly options: SchedulerOptions) {}
+  constructor(private readonly options: SchedulerOptions) {
+    this.reservedSlots =
+      options.reservedSlots ?? reservedSlotsFor(options.concurrency, options.tenantConcurrency);
+  }
 
   /** Adds a run; false when it is already queued or executing. */
   enqueue(run: ScheduledRun): boolean {
@@ -107,8 +141,10 @@ export class RunScheduler {
 
   /** Takes the next run that may start now (and its slots), or null. */
   next(): ScheduledRun | null {
-    if (this.executing.size >= this.options.concurrency) return null;
-    const tenant = this.eligible.peek();
+    const free = this.options.concurrency - this.executing.size;
+    if (free <= 0) return null;
+    // Inside the reserve only a tenant with nothing executing may start.
+    const tenant = free > this.reservedSlots ? this.eligible.peek() : this.eligibleIdle.peek()?.tenant;
     if (!tenant) return null;
     const node = tenant.ready.pop()!;
     const channel = node.channel;
@@ -173,13 +209,15 @@ export class RunScheduler {
     if (!channel) {
       let tenant = this.tenants.get(run.tenantId);
       if (!tenant) {
-        tenant = {
+        const created = {
           heapIndex: outsideHeap(),
           id: run.tenantId,
           ready: new IndexedHeap(nodeBefore),
           executing: 0,
           channels: 0,
-        };
+        } as TenantState;
+        created.idleEntry = { heapIndex: outsideHeap(), tenant: created };
+        tenant = created;
         this.tenants.set(run.tenantId, tenant);
       }
       tenant.channels++;
@@ -222,6 +260,9 @@ export class RunScheduler {
     const isEligible = tenant.ready.size > 0 && tenant.executing < this.options.tenantConcurrency;
     if (isEligible) this.eligible.update(tenant);
     else this.eligible.remove(tenant);
+    if (this.reservedSlots === 0) return;
+    if (isEligible && tenant.executing === 0) this.eligibleIdle.update(tenant.idleEntry);
+    else this.eligibleIdle.remove(tenant.idleEntry);
   }
 
   private forgetIfEmpty(channel: ChannelState): void {
@@ -231,6 +272,7 @@ export class RunScheduler {
     tenant.channels--;
     if (tenant.channels === 0 && tenant.executing === 0) {
       this.eligible.remove(tenant);
+      this.eligibleIdle.remove(tenant.idleEntry);
       this.tenants.delete(tenant.id);
     }
   }

@@ -162,6 +162,41 @@ describe("memory store: runs", () => {
     expect(await store.runs.get("tenant-b", uuid(1))).toBeNull();
   });
 
+  test("memory is bounded like the SQL stores: newest whole exchanges within N messages and B bytes", async () => {
+    const store = createMemoryStore();
+    const block = { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 };
+    const outputs = ["e1", "e2", "é3", "e4"];
+    for (const [index, output] of outputs.entries()) {
+      for (const [offset, channel] of [
+        [0, "a"],
+        [50, "b"],
+      ] as const) {
+        await store.runs.create(newRun(index + 1 + offset, { channel }));
+        await store.runs.complete(uuid(index + 1 + offset), {
+          output,
+          tokenUsage: { input: 1, inputCached: 0, output: 1, reasoning: 0, total: 2 },
+          cost: { success: block, retries: block, total: 0 },
+          finishedAt: later(5),
+          memory: [
+            { role: "user", content: `q ${output}` },
+            { role: "assistant", content: output },
+          ],
+          deliveries: [],
+        });
+      }
+    }
+    const contents = async (maxMessages: number, maxBytes: number) =>
+      (await store.runs.memory("tenant-a", uuid(900), "a", { maxMessages, maxBytes })).map(
+        (message) => message.content,
+      );
+    expect(await contents(1_000, 1_000)).toEqual(["q e1", "e1", "q e2", "e2", "q é3", "é3", "q e4", "e4"]);
+    expect(await contents(3, 1_000)).toEqual(["q e4", "e4"]);
+    // e4's exchange is 4 + 2 bytes, é3's 5 + 3.
+    expect(await contents(1_000, 13)).toEqual(["q e4", "e4"]);
+    expect(await contents(1_000, 14)).toEqual(["q é3", "é3", "q e4", "e4"]);
+    expect(await contents(1_000, 5)).toEqual([]);
+  });
+
   test("idempotency: a taken key conflicts, an expired one is replaced", async () => {
     const store = createMemoryStore();
     const record = {

@@ -410,6 +410,41 @@ export const runConformance = ({ store }: ConformanceContext): void => {
     expect(await store().runs.memory(acme.id, run.threadId, "default")).toEqual([]);
   });
 
+  test("memory is bounded: the newest whole exchanges within N messages and B bytes, oldest first", async () => {
+    const thread = Bun.randomUUIDv7();
+    // Six exchanges on channel "a" (each 2 messages), one on "b" in between; "é" is 2 UTF-8 bytes.
+    const outputs = ["e1", "e2", "e3", "é4", "e5", "e6"];
+    for (const [index, output] of outputs.entries()) {
+      const run = newRun(version, { threadId: thread, channel: "a", createdAt: at(index) });
+      await store().runs.create(run);
+      await store().runs.complete(run.id, completion(output, { finishedAt: at(10 + index) }));
+      if (index === 2) {
+        const side = newRun(version, { threadId: thread, channel: "b", createdAt: at(index) });
+        await store().runs.create(side);
+        await store().runs.complete(side.id, completion("side"));
+      }
+    }
+    const contents = async (bound: { maxMessages: number; maxBytes: number }) =>
+      (await store().runs.memory(acme.id, thread, "a", bound)).map((message) => message.content);
+    const exchange = (output: string) => [`question for ${output}`, output];
+    const roomy = { maxMessages: 1_000, maxBytes: 1_000_000 };
+    expect(await contents(roomy)).toEqual(outputs.flatMap(exchange));
+    // Whole exchanges only: 5 messages allow the newest 2 exchanges, never half of a third.
+    expect(await contents({ ...roomy, maxMessages: 5 })).toEqual([...exchange("e5"), ...exchange("e6")]);
+    expect(await contents({ ...roomy, maxMessages: 1 })).toEqual([]);
+    // Bytes: each of e5, e6 exchanges is 15 + 2 = 17 bytes; "é4" is 16 + 3 = 19.
+    expect(await contents({ ...roomy, maxBytes: 34 })).toEqual([...exchange("e5"), ...exchange("e6")]);
+    expect(await contents({ ...roomy, maxBytes: 52 })).toEqual([...exchange("e5"), ...exchange("e6")]);
+    expect(await contents({ ...roomy, maxBytes: 53 })).toEqual([
+      ...exchange("é4"),
+      ...exchange("e5"),
+      ...exchange("e6"),
+    ]);
+    expect(await contents({ ...roomy, maxBytes: 16 })).toEqual([]);
+    // The default bound holds all of a small history.
+    expect((await store().runs.memory(acme.id, thread, "a")).length).toBe(12);
+  });
+
   test("memory returns a channel's completed exchanges oldest first, per thread and tenant", async () => {
     const thread = Bun.randomUUIDv7();
     const one = newRun(version, { threadId: thread, channel: "a", createdAt: at(1) });

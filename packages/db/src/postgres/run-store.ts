@@ -1,5 +1,11 @@
-import type { RunRecord, RunStore, WebhookDeliveryRecord } from "@promptrun/core";
-import { and, asc, count, eq, getTableColumns, gte, inArray, lte, or, sql } from "drizzle-orm";
+import {
+  DEFAULT_MEMORY_BOUND,
+  memoryWindowStart,
+  type RunRecord,
+  type RunStore,
+  type WebhookDeliveryRecord,
+} from "@promptrun/core";
+import { and, asc, count, desc, eq, getTableColumns, gte, inArray, lte, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { idempotencyKeys, messages, runs, threads, webhookDeliveries } from "../schema/postgres.ts";
 import { recordColumns } from "../schema/record-columns.ts";
@@ -129,17 +135,32 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
       );
     },
 
-    async memory(tenantId, threadId, channel) {
+    async memory(tenantId, threadId, channel, bound = DEFAULT_MEMORY_BOUND) {
+      const ofChannel = and(
+        eq(messages.tenantId, tenantId),
+        eq(messages.threadId, threadId),
+        eq(messages.channel, channel),
+      );
+      // Sizes only, newest first, through messages_thread_channel_idx (octet_length of a
+      // TOASTed text reads its header, not its content); then the contents of the window.
+      const sizes = await db
+        .select({
+          seq: messages.seq,
+          runId: messages.runId,
+          bytes: sql<number>`octet_length(${messages.content})::int`,
+        })
+        .from(messages)
+        .where(ofChannel)
+        .orderBy(desc(messages.seq))
+        .limit(bound.maxMessages + 1);
+      const start = memoryWindowStart(sizes, bound);
+      if (start === null) return [];
+      // Exchanges are only appended, so rows from `start` on are the window plus, at most, an
+      // exchange completed since the first read (a newer one than any run still waiting).
       return db
         .select({ role: messages.role, content: messages.content })
         .from(messages)
-        .where(
-          and(
-            eq(messages.tenantId, tenantId),
-            eq(messages.threadId, threadId),
-            eq(messages.channel, channel),
-          ),
-        )
+        .where(and(ofChannel, gte(messages.seq, start)))
         .orderBy(asc(messages.seq));
     },
 

@@ -1,6 +1,9 @@
 import type { Database } from "bun:sqlite";
 import {
+  DEFAULT_MEMORY_BOUND,
   type IdempotencyRecord,
+  type MemoryRowSize,
+  memoryWindowStart,
   type NewRun,
   PromptrunError,
   type RunRecord,
@@ -87,9 +90,17 @@ const prepareCreateStatements = (raw: Database) => ({
     `INSERT INTO messages (tenant_id, thread_id, channel, run_id, role, content, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?)`,
   ),
-  selectMemory: raw.prepare<{ role: "user" | "assistant"; content: string }, [string, string, string]>(
+  /** Sizes only, newest first, through messages_thread_channel_idx (octet_length reads no content). */
+  selectMemorySizes: raw.prepare<MemoryRowSize, [string, string, string, number]>(
+    `SELECT seq, run_id AS runId, octet_length(content) AS bytes FROM messages
+      WHERE tenant_id = ? AND thread_id = ? AND channel = ? ORDER BY seq DESC LIMIT ?`,
+  ),
+  selectMemoryFrom: raw.prepare<
+    { role: "user" | "assistant"; content: string },
+    [string, string, string, number]
+  >(
     `SELECT role, content FROM messages
-      WHERE tenant_id = ? AND thread_id = ? AND channel = ? ORDER BY seq`,
+      WHERE tenant_id = ? AND thread_id = ? AND channel = ? AND seq >= ? ORDER BY seq`,
   ),
   /** Takes the key unless a fresh record holds it; returns nothing when it is taken. */
   claimIdempotencyKey: raw.prepare<
@@ -254,8 +265,11 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
       }, ENGINE_WRITE);
     },
 
-    async memory(tenantId, threadId, channel) {
-      return statements.selectMemory.all(tenantId, threadId, channel);
+    async memory(tenantId, threadId, channel, bound = DEFAULT_MEMORY_BOUND) {
+      // Two synchronous reads on this connection: none of this process's writes falls between.
+      const sizes = statements.selectMemorySizes.all(tenantId, threadId, channel, bound.maxMessages + 1);
+      const start = memoryWindowStart(sizes, bound);
+      return start === null ? [] : statements.selectMemoryFrom.all(tenantId, threadId, channel, start);
     },
 
     async getThread(tenantId, threadId) {

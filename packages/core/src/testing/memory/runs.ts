@@ -1,4 +1,5 @@
 import { conflict } from "../../errors.ts";
+import { DEFAULT_MEMORY_BOUND, type MemoryRowSize, memoryWindowStart } from "../../memory-window.ts";
 import type {
   IdempotencyRecord,
   RunRecord,
@@ -172,12 +173,28 @@ export function createMemoryRunStore(onDeliveries: (deliveries: WebhookDeliveryR
       run.encryptedEnvVars = null;
       return true;
     },
-    async memory(tenantId, threadId, channel) {
+    async memory(tenantId, threadId, channel, bound = DEFAULT_MEMORY_BOUND) {
       const thread = threads.get(threadKey(tenantId, threadId));
       if (!thread) return [];
-      return thread.messages
-        .filter((message) => message.channel === channel)
-        .map((message) => ({ role: message.role, content: message.content }));
+      // Newest first, at most maxMessages + 1 rows (what the SQL stores read through their index).
+      const newestFirst: Array<MemoryRowSize & { message: (typeof thread.messages)[number] }> = [];
+      for (let index = thread.messages.length - 1; index >= 0; index--) {
+        const message = thread.messages[index]!;
+        if (message.channel !== channel) continue;
+        newestFirst.push({
+          seq: index,
+          runId: message.runId,
+          bytes: Buffer.byteLength(message.content),
+          message,
+        });
+        if (newestFirst.length > bound.maxMessages) break;
+      }
+      const start = memoryWindowStart(newestFirst, bound);
+      if (start === null) return [];
+      return newestFirst
+        .filter((row) => row.seq >= start)
+        .reverse()
+        .map(({ message }) => ({ role: message.role, content: message.content }));
     },
     async getThread(tenantId, threadId) {
       const thread = threads.get(threadKey(tenantId, threadId));

@@ -23,7 +23,8 @@ export function templateVariables(messages: PromptMessage[]): TemplateVariables 
 /** Push-time check: every `{{name}}` must be a declared input. */
 export function assertTemplatesDeclared(definition: PromptDefinition): void {
   const { inputs } = templateVariables(definition.messages);
-  const undeclared = inputs.filter((name) => !(name in definition.inputs));
+  // Own keys only: `constructor` or `toString` are no declared inputs just because objects have them.
+  const undeclared = inputs.filter((name) => !Object.hasOwn(definition.inputs, name));
   if (undeclared.length > 0) {
     throw invalid(
       `template names undeclared input${undeclared.length > 1 ? "s" : ""}: ${undeclared.join(", ")}`,
@@ -56,14 +57,16 @@ export function validateInputs(
   declarations: Record<string, InputDeclaration>,
   inputs: Record<string, unknown>,
 ): Record<string, unknown> {
-  const unknownNames = Object.keys(inputs).filter((name) => !(name in declarations));
+  // Own-property lookups throughout: an input named `constructor`, `toString`, … is an ordinary
+  // name, undeclared unless the prompt declares it.
+  const unknownNames = Object.keys(inputs).filter((name) => !Object.hasOwn(declarations, name));
   if (unknownNames.length > 0)
     throw invalid(
       `unknown input${unknownNames.length > 1 ? "s" : ""}: ${unknownNames.map((n) => `inputs.${n}`).join(", ")}`,
     );
   const resolved: Record<string, unknown> = {};
   for (const [name, declaration] of Object.entries(declarations)) {
-    const value = inputs[name];
+    const value = Object.hasOwn(inputs, name) ? inputs[name] : undefined;
     if (value === undefined || value === null) {
       if (declaration.default !== undefined) resolved[name] = declaration.default;
       else if (!declaration.optional) throw invalid(`missing required input: inputs.${name}`);

@@ -1,5 +1,6 @@
 export * from "./errors.ts";
 export * from "./ids.ts";
+export * from "./own-keys.ts";
 export * from "./pagination.ts";
 export * from "./prompt.ts";
 export * from "./run.ts";

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { slugSchema, tagSchema, uuidSchema } from "./ids.ts";
+import { refusingProtoKey } from "./own-keys.ts";
 
 export const inputTypeSchema = z.enum(["string", "number", "integer", "boolean", "array", "object"]);
 export type InputType = z.infer<typeof inputTypeSchema>;
@@ -21,17 +22,20 @@ export const modelRefSchema = z
   .string()
   .regex(/^[a-z0-9][a-z0-9\-_]*:[^\s]+$/, "must be provider:model, e.g. openai:gpt-4o-mini");
 
-export const promptParamsSchema = z
-  .object({
-    temperature: z.number().min(0).max(2).optional(),
-    topP: z.number().min(0).max(1).optional(),
-    maxOutputTokens: z.number().int().positive().optional(),
-    stopSequences: z.array(z.string()).optional(),
-    seed: z.number().int().optional(),
-    /** dev:echo only: delay between streamed words. */
-    delayMs: z.number().int().min(0).max(60_000).optional(),
-  })
-  .catchall(z.unknown());
+export const promptParamsSchema = refusingProtoKey(
+  z
+    .object({
+      temperature: z.number().min(0).max(2).optional(),
+      topP: z.number().min(0).max(1).optional(),
+      maxOutputTokens: z.number().int().positive().optional(),
+      stopSequences: z.array(z.string()).optional(),
+      seed: z.number().int().optional(),
+      /** dev:echo only: delay between streamed words. */
+      delayMs: z.number().int().min(0).max(60_000).optional(),
+    })
+    .catchall(z.unknown()),
+  "not allowed as a param name",
+);
 export type PromptParams = z.infer<typeof promptParamsSchema>;
 
 /** A prompt file (YAML or JSON), DESIGN.md "Prompt files". */
@@ -40,12 +44,13 @@ export const promptFileSchema = z.strictObject({
   description: z.string().optional(),
   model: modelRefSchema,
   params: promptParamsSchema.default({}),
-  inputs: z
-    .record(
+  inputs: refusingProtoKey(
+    z.record(
       z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "input names are identifiers"),
       inputDeclarationSchema,
-    )
-    .default({}),
+    ),
+    "reserved: not allowed as an input name",
+  ).default({}),
   messages: z.array(promptMessageSchema).min(1),
   tags: z.array(tagSchema).default([]),
 });

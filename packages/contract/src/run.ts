@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { channelSchema, environmentNameSchema, uuidSchema } from "./ids.ts";
+import { refusingProtoKey } from "./own-keys.ts";
 
 export const prioritySchema = z.enum(["onsite", "normal", "low"]);
 export type Priority = z.infer<typeof prioritySchema>;
@@ -18,36 +19,39 @@ export const METADATA_MAX_ARRAY_LENGTH = 50;
 const utf8Bytes = (text: string): number => new TextEncoder().encode(text).byteLength;
 
 /** Values are strings; keys UPPER_CASE; ≤ 50 entries and ≤ 65,536 UTF-8 bytes of keys + values. */
-export const envVarsSchema = z
-  .record(z.string(), z.string({ error: "envVars values must be strings" }))
-  .superRefine((envVars, context) => {
-    const keys = Object.keys(envVars);
-    for (const key of keys) {
-      if (!ENV_VAR_KEY_PATTERN.test(key)) {
+export const envVarsSchema = refusingProtoKey(
+  z
+    .record(z.string(), z.string({ error: "envVars values must be strings" }))
+    .superRefine((envVars, context) => {
+      const keys = Object.keys(envVars);
+      for (const key of keys) {
+        if (!ENV_VAR_KEY_PATTERN.test(key)) {
+          context.addIssue({
+            code: "custom",
+            message: `envVars key '${key}' must be UPPER_CASE (^[A-Z][A-Z0-9_]*$)`,
+          });
+        }
+      }
+      if (keys.length > ENV_VARS_MAX_ENTRIES) {
         context.addIssue({
           code: "custom",
-          message: `envVars key '${key}' must be UPPER_CASE (^[A-Z][A-Z0-9_]*$)`,
+          message: `envVars has ${keys.length} entries; at most ${ENV_VARS_MAX_ENTRIES} are allowed`,
         });
       }
-    }
-    if (keys.length > ENV_VARS_MAX_ENTRIES) {
-      context.addIssue({
-        code: "custom",
-        message: `envVars has ${keys.length} entries; at most ${ENV_VARS_MAX_ENTRIES} are allowed`,
-      });
-    }
-    const bytes = keys.reduce((sum, key) => sum + utf8Bytes(key) + utf8Bytes(envVars[key] ?? ""), 0);
-    if (bytes > ENV_VARS_MAX_BYTES) {
-      context.addIssue({
-        code: "custom",
-        message: `envVars is ${bytes} bytes; at most ${ENV_VARS_MAX_BYTES} bytes (keys + values, UTF-8) are allowed`,
-      });
-    }
-  })
-  .meta({
-    description:
-      "Runtime environment-variable overrides. UPPER_CASE keys, string values, at most 50 entries and 64 KB in total.",
-  });
+      const bytes = keys.reduce((sum, key) => sum + utf8Bytes(key) + utf8Bytes(envVars[key] ?? ""), 0);
+      if (bytes > ENV_VARS_MAX_BYTES) {
+        context.addIssue({
+          code: "custom",
+          message: `envVars is ${bytes} bytes; at most ${ENV_VARS_MAX_BYTES} bytes (keys + values, UTF-8) are allowed`,
+        });
+      }
+    })
+    .meta({
+      description:
+        "Runtime environment-variable overrides. UPPER_CASE keys, string values, at most 50 entries and 64 KB in total.",
+    }),
+  "must be UPPER_CASE (^[A-Z][A-Z0-9_]*$)",
+);
 
 const metadataValueSchema = z.union([
   z
@@ -68,24 +72,27 @@ const metadataValueSchema = z.union([
     .max(METADATA_MAX_ARRAY_LENGTH, `metadata arrays must have at most ${METADATA_MAX_ARRAY_LENGTH} items`),
 ]);
 
-export const metadataSchema = z
-  .record(
-    z
-      .string()
-      .min(1)
-      .max(METADATA_MAX_KEY_LENGTH, `metadata keys must be at most ${METADATA_MAX_KEY_LENGTH} characters`),
-    metadataValueSchema,
-  )
-  .refine((metadata) => Object.keys(metadata).length <= METADATA_MAX_KEYS, {
-    message: `metadata must have at most ${METADATA_MAX_KEYS} keys`,
-  })
-  .meta({ description: "Arbitrary key-value metadata. Each value is a string or an array of strings." });
+export const metadataSchema = refusingProtoKey(
+  z
+    .record(
+      z
+        .string()
+        .min(1)
+        .max(METADATA_MAX_KEY_LENGTH, `metadata keys must be at most ${METADATA_MAX_KEY_LENGTH} characters`),
+      metadataValueSchema,
+    )
+    .refine((metadata) => Object.keys(metadata).length <= METADATA_MAX_KEYS, {
+      message: `metadata must have at most ${METADATA_MAX_KEYS} keys`,
+    })
+    .meta({ description: "Arbitrary key-value metadata. Each value is a string or an array of strings." }),
+);
 export type Metadata = z.infer<typeof metadataSchema>;
 
 /** Input values are JSON; their types are checked against the prompt version's declared inputs. */
-export const inputsSchema = z
-  .record(z.string(), z.unknown())
-  .meta({ description: "Map from input variable name to value." });
+export const inputsSchema = refusingProtoKey(
+  z.record(z.string(), z.unknown()).meta({ description: "Map from input variable name to value." }),
+  "unknown input (no prompt declares an input named '__proto__')",
+);
 
 export const createRunRequestSchema = z
   .strictObject({

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { channelSchema, environmentNameSchema, slugSchema, tagSchema, uuidSchema } from "./ids.ts";
+import { refusingProtoKey } from "./own-keys.ts";
 import { pageRequestSchema } from "./pagination.ts";
 import { promptFileSchema } from "./prompt.ts";
 import { createRunRequestSchema, runStatusSchema } from "./run.ts";
@@ -85,7 +86,10 @@ export const environmentSchema = z.object({
 export type Environment = z.infer<typeof environmentSchema>;
 export const envVarsSetInputSchema = z.object({
   environment: environmentNameSchema,
-  values: z.record(z.string().regex(/^[A-Z][A-Z0-9_]*$/), z.string()),
+  values: refusingProtoKey(
+    z.record(z.string().regex(/^[A-Z][A-Z0-9_]*$/), z.string()),
+    "must be UPPER_CASE (^[A-Z][A-Z0-9_]*$)",
+  ),
 });
 export const envVarsUnsetInputSchema = z.object({
   environment: environmentNameSchema,

@@ -3,11 +3,13 @@ import { createHash } from "node:crypto";
 const canonicalize = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(canonicalize);
   if (value !== null && typeof value === "object" && !(value instanceof Date)) {
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      sorted[key] = canonicalize((value as Record<string, unknown>)[key]);
-    }
-    return sorted;
+    // fromEntries defines own properties: a `__proto__` key stays a key (an assignment would set
+    // the prototype and drop it from the text, so two different requests would hash alike).
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, canonicalize((value as Record<string, unknown>)[key])]),
+    );
   }
   return value;
 };

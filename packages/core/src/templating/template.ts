@@ -23,6 +23,7 @@ export function templateVariables(messages: PromptMessage[]): TemplateVariables 
 /** Push-time check: every `{{name}}` must be a declared input. */
 export function assertTemplatesDeclared(definition: PromptDefinition): void {
   const { inputs } = templateVariables(definition.messages);
+  // Own keys only: `constructor` or `toString` are no declared inputs just because objects have them.
   const undeclared = inputs.filter((name) => !Object.hasOwn(definition.inputs, name));
   if (undeclared.length > 0) {
     throw invalid(
@@ -56,6 +57,8 @@ export function validateInputs(
   declarations: Record<string, InputDeclaration>,
   inputs: Record<string, unknown>,
 ): Record<string, unknown> {
+  // Own-property lookups throughout: an input named `constructor`, `toString`, … is an ordinary
+  // name, undeclared unless the prompt declares it.
   const unknownNames = Object.keys(inputs).filter((name) => !Object.hasOwn(declarations, name));
   if (unknownNames.length > 0)
     throw invalid(

@@ -1,15 +1,28 @@
 /**
  * GET /metrics on the real server: request counters by route template and status, run outcome
  * counters, the queue depth gauge, the open streams gauge and provider call latency all appear
- * and move with what the server does.
+ * and move with what the server does; the endpoint needs PROMPTRUN_METRICS_TOKEN when set, model
+ * labels stay bounded whatever tenants name, and the exposition passes `promtool check metrics`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { OTHER_MODEL_LABEL } from "@promptrun/core";
 import { type FakeProviderServer, type FakeReply, startFakeOpenAI } from "@promptrun/core/testing";
 import { api, startServer, type TestServer, waitForRun } from "../support/server.ts";
 import { SseConnection } from "../support/sse.ts";
-import { echoPrompt, metricSum, pushPrompts, scrapeMetrics, waitUntil } from "./support.ts";
+import {
+  echoPrompt,
+  metricSum,
+  pushPrompts,
+  scrapeMetrics as scrapeWithToken,
+  waitUntil,
+} from "./support.ts";
+
+const METRICS_TOKEN = "metrics-token-for-the-scraper-0123";
+/** A model name no price data set knows, far longer than any label should be. */
+const LONG_MODEL = `fake:${"tenant-chosen-model-name-".repeat(40)}`;
 
 let server: TestServer;
+const scrapeMetrics = (target: TestServer) => scrapeWithToken(target, METRICS_TOKEN);
 let provider: FakeProviderServer;
 
 /** The fake provider answers by the marker in the last message: `fail-twice`, `refuse`, else a stream. */
@@ -35,11 +48,17 @@ beforeAll(async () => {
       PROMPTRUN_PROVIDERS: `fake=${provider.baseUrl}`,
       PROMPTRUN_TENANT_CONCURRENCY: "1",
       PROMPTRUN_RETRY_BASE_MS: "10",
+      PROMPTRUN_METRICS_TOKEN: METRICS_TOKEN,
     },
   });
   await pushPrompts(server, server.tenantId, [
     echoPrompt("slow", 150),
     { ...echoPrompt("remote"), model: "fake:any" },
+    { ...echoPrompt("long-model"), model: LONG_MODEL },
+    ...Array.from({ length: 5 }, (_, index) => ({
+      ...echoPrompt(`varied-${index}`),
+      model: `fake:m-${index}`,
+    })),
   ]);
 });
 afterAll(async () => {
@@ -116,7 +135,8 @@ describe("/metrics", () => {
   });
 
   test("provider calls and their latency are counted per attempt and outcome; failed runs are counted", async () => {
-    const model = "fake:any";
+    // A model the server has no price for is counted under `other`, never under its own name.
+    const model = OTHER_MODEL_LABEL;
     const before = await scrapeMetrics(server);
     const retried = await startRun("remote", `marker-fail-twice-${crypto.randomUUID().slice(0, 8)}`);
     expect((await waitForRun(server, retried)).status).toBe("completed");
@@ -133,5 +153,59 @@ describe("/metrics", () => {
     expect(delta("promptrun_provider_call_duration_seconds_sum", { model })).toBeGreaterThan(0);
     expect(delta("promptrun_runs_finished_total", { model, outcome: "completed" })).toBe(1);
     expect(delta("promptrun_runs_finished_total", { model, outcome: "failed" })).toBe(1);
+  });
+
+  test("without the configured bearer token /metrics is 401", async () => {
+    const status = async (headers: Record<string, string>) =>
+      (await fetch(`${server.url}/metrics`, { headers })).status;
+    expect(await status({})).toBe(401);
+    expect(await status({ authorization: `Bearer ${METRICS_TOKEN}x` })).toBe(401);
+    expect(await status({ authorization: `Basic ${METRICS_TOKEN}` })).toBe(401);
+    expect(await status({ authorization: METRICS_TOKEN })).toBe(401);
+    const refused = await fetch(`${server.url}/metrics`);
+    expect(((await refused.json()) as { error: string }).error).toContain("PROMPTRUN_METRICS_TOKEN");
+    expect(await status({ authorization: `bearer ${METRICS_TOKEN}` })).toBe(200);
+  });
+
+  test("model labels are bounded: unknown, long or varied model names collapse to `other`", async () => {
+    const slugs = ["long-model", ...Array.from({ length: 5 }, (_, index) => `varied-${index}`)];
+    const ids = await Promise.all(slugs.map((slug) => startRun(slug, "hello")));
+    for (const id of ids) await waitForRun(server, id);
+    const response = await fetch(`${server.url}/metrics`, {
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    const text = await response.text();
+    expect(text).not.toContain("tenant-chosen-model-name");
+    expect(text).not.toContain("fake:m-");
+    const models = new Set([...text.matchAll(/model="([^"]*)"/g)].map((match) => match[1]!));
+    expect([...models].every((model) => model.length <= 64)).toBe(true);
+    expect(models.has(OTHER_MODEL_LABEL)).toBe(true);
+  });
+
+  test("every exposed metric passes `promtool check metrics`", async () => {
+    const promtool = Bun.which("promtool");
+    if (promtool === null) {
+      console.log(
+        "skip: promtool not installed (Debian: apt-get install prometheus); exposition not checked",
+      );
+      return;
+    }
+    const response = await fetch(`${server.url}/metrics`, {
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    const check = Bun.spawn([promtool, "check", "metrics"], {
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    check.stdin.write(await response.text());
+    await check.stdin.end();
+    const [code, stdout, stderr] = await Promise.all([
+      check.exited,
+      new Response(check.stdout).text(),
+      new Response(check.stderr).text(),
+    ]);
+    expect(`${stdout}${stderr}`.trim()).toBe("");
+    expect(code).toBe(0);
   });
 });

@@ -105,8 +105,10 @@ export function metricSum(
     .reduce((sum, sample) => sum + sample.value, 0);
 }
 
-export async function scrapeMetrics(server: TestServer): Promise<MetricSample[]> {
-  const response = await fetch(`${server.url}/metrics`);
+/** `token`: the server's PROMPTRUN_METRICS_TOKEN, when it has one. */
+export async function scrapeMetrics(server: TestServer, token?: string): Promise<MetricSample[]> {
+  const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
+  const response = await fetch(`${server.url}/metrics`, { headers });
   if (response.status !== 200) throw new Error(`/metrics answered ${response.status}`);
   return parseMetrics(await response.text());
 }

@@ -111,6 +111,7 @@ export const environmentSchema = z.object({
   PROMPTRUN_PROVIDERS: compatibleProviders.default([]),
   PROMPTRUN_PRICES: priceOverrides.default({}),
   PROMPTRUN_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  PROMPTRUN_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   PROMPTRUN_PING_INTERVAL_MS: positiveInt.default(5_000),
   PROMPTRUN_REPLAY_BUFFER_SECONDS: positiveInt.default(60),
   PROMPTRUN_MAX_ATTEMPTS: positiveInt.max(20).default(4),
@@ -232,6 +233,7 @@ export function parseEnvironment(environment: Record<string, string | undefined>
       pingIntervalMs: env.PROMPTRUN_PING_INTERVAL_MS,
       subscriberBufferBytes: base.subscriberBufferBytes,
       ...(env.PROMPTRUN_ADMIN_TOKEN ? { adminToken: env.PROMPTRUN_ADMIN_TOKEN } : {}),
+      ...(env.PROMPTRUN_METRICS_TOKEN ? { metricsToken: env.PROMPTRUN_METRICS_TOKEN } : {}),
     },
   };
 }

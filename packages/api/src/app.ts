@@ -152,7 +152,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
     .add("GET", "/docs", async () => docsPageResponse())
     .add("GET", "/docs/scalar.js", (request) => scalarBundle(request))
     .add("GET", "/health", () => healthResponse(appDeps))
-    .add("GET", "/metrics", () => metricsResponse(metrics, appDeps))
+    .add("GET", "/metrics", (request) => metricsResponse(metrics, appDeps, request))
     .add("*", "/trpc/*", (request) => trpc(request))
     .add("GET", "/stream/:thread", cappedStream);
 

@@ -23,6 +23,8 @@ export interface ApiConfig {
   subscriberBufferBytes: number;
   /** Operator token for tenant administration over tRPC; admin procedures are disabled when unset. */
   adminToken?: string;
+  /** When set, GET /metrics needs `Authorization: Bearer <metricsToken>` (else 401). */
+  metricsToken?: string;
 }
 
 export const defaultApiConfig: ApiConfig = {

@@ -20,13 +20,27 @@ export interface MetricsRegistryOptions {
   processMetrics?: boolean;
 }
 
+/**
+ * prom-client's gauges named `*_total` (the sum of the by-type gauge beside each): `promtool check
+ * metrics` refuses a non-counter with that suffix, so they are not exposed; `sum()` of the by-type
+ * gauge gives the same number.
+ */
+export const DROPPED_DEFAULT_METRICS = [
+  "promptrun_nodejs_active_handles_total",
+  "promptrun_nodejs_active_requests_total",
+  "promptrun_nodejs_active_resources_total",
+] as const;
+
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 /** A fresh prom-client registry (never the global one, so several apps in one process do not collide). */
 export function createMetricsRegistry(options: MetricsRegistryOptions = {}): ApiMetrics {
   const registry = new Registry();
   const registers = [registry];
-  if (options.processMetrics) collectDefaultMetrics({ register: registry, prefix: "promptrun_" });
+  if (options.processMetrics) {
+    collectDefaultMetrics({ register: registry, prefix: "promptrun_" });
+    for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name);
+  }
 
   const httpRequests = new Counter({
     name: "promptrun_http_requests_total",

@@ -15,6 +15,7 @@ import type {
   WebhookDeliveryRecord,
 } from "../ports.ts";
 import { buildCost, costBlock, sumCostBlocks, zeroCostBlock } from "../pricing/cost.ts";
+import { metricsModelLabel } from "../pricing/metrics-model-label.ts";
 import { lookupModelPrice } from "../pricing/model-price.ts";
 import type { SecretBox } from "../security/secret-box.ts";
 import type { EngineMetrics } from "../services.ts";
@@ -82,7 +83,7 @@ export async function executeRun(
   const retryBlocks: CostBlock[] = [];
   /** First attempt's start, for the final record handed to webhooks. */
   let startedAt = run.startedAt;
-  /** Metrics label: the prompt's `provider:model` once known. */
+  /** Metrics label: the prompt's `provider:model` once known, if the server knows it (else `other`). */
   let modelLabel = "unknown";
 
   const priceBlock = (modelRef: string, usage: TokenUsage): CostBlock =>
@@ -145,7 +146,7 @@ export async function executeRun(
     return endFailed(message, false, run.attempts);
   }
   const { definition } = prepared;
-  modelLabel = definition.model;
+  modelLabel = metricsModelLabel(definition.model, config.priceOverrides);
 
   // A resumed run continues its attempt count but always gets at least one more attempt, up to a
   // bound: a run that keeps taking the process down with it must not loop across restarts.

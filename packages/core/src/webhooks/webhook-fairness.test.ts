@@ -87,3 +87,53 @@ test("a tenant's never-answering receivers do not hold back another tenant's del
   expect(blackHole.requests()).toBeLessThanOrEqual(config.webhookTenantConcurrency);
   expect(errors).toEqual([]);
 }, 30_000);
+
+test("a webhook whose name re-resolves to 127.0.0.1 after the check is never sent there", async () => {
+  const store: Store = createMemoryStore();
+  const config = createTestConfig({
+    allowPrivateUrls: false,
+    webhookTimeoutMs: 1_000,
+    webhookRetrySchedule: [60],
+  });
+  const environment = await store.environments.ensure(victim, "production", crypto.randomUUID(), clock.now());
+  const receiver: Receiver = startReceiver();
+  cleanups.push(() => receiver.stop());
+  // Registered while the name still resolved publicly (the store is written directly: the
+  // service would check the name against the system resolver, for which `localhost` is private).
+  await store.webhooks.create({
+    id: crypto.randomUUID(),
+    tenantId: victim,
+    environmentId: environment.id,
+    environment: "production",
+    url: receiver.url("/hook").replace("127.0.0.1", "localhost"),
+    encryptedSecret: secrets.encrypt(`whsec_${Buffer.alloc(32, 1).toString("base64")}`),
+    events: ["run.completed", "run.failed"],
+    enabled: true,
+    failureStreak: 0,
+    createdAt: clock.now(),
+  });
+  const sender = createWebhookDispatcher({
+    store,
+    config,
+    secrets,
+    clock,
+    pollIntervalMs: 10,
+    // The guard's answer is public; the system resolver a second lookup would use says 127.0.0.1.
+    resolve: async () => ["8.8.8.8"],
+    onError: (error) => {
+      throw error;
+    },
+  });
+  cleanups.push(() => sender.stop());
+  const run = finishedRun({ tenantId: victim });
+  await store.webhooks.enqueueDeliveries(await sender.buildDeliveries(run));
+  sender.start();
+  await waitFor(
+    async () => (await store.webhooks.listAttempts(victim, { runId: run.id, limit: 10 })).length > 0,
+  );
+
+  const [attempt] = await store.webhooks.listAttempts(victim, { runId: run.id, limit: 10 });
+  expect(attempt?.responseStatus).toBeNull();
+  expect(attempt?.error).not.toBeNull();
+  expect(receiver.requests).toHaveLength(0);
+});

@@ -31,7 +31,14 @@ export interface PromptrunConfig {
   webhookRetrySchedule: number[];
   /** Consecutive failed deliveries after which a webhook is disabled. */
   webhookDisableAfter: number;
+  /** One attempt, connect to end of response headers (Bun's fetch has no separate connect timeout). */
   webhookTimeoutMs: number;
+  /** Webhook attempts in flight at once, in all. */
+  webhookConcurrency: number;
+  /** Webhook attempts in flight at once for one tenant (at most one per webhook). */
+  webhookTenantConcurrency: number;
+  /** Webhooks one environment may have (deleted ones do not count). */
+  maxWebhooksPerEnvironment: number;
   rateLimit: { perSecond: number; burst: number };
   /** Queued (pending) runs a tenant may have at once. */
   maxPendingRunsPerTenant: number;
@@ -78,6 +85,9 @@ export const defaultConfig = (
   webhookRetrySchedule: [5, 300, 1800, 7200, 18000, 36000],
   webhookDisableAfter: 50,
   webhookTimeoutMs: 15_000,
+  webhookConcurrency: 8,
+  webhookTenantConcurrency: 2,
+  maxWebhooksPerEnvironment: 20,
   rateLimit: { perSecond: 100, burst: 200 },
   maxPendingRunsPerTenant: 100_000,
   allowPrivateUrls: false,

@@ -183,6 +183,12 @@ export interface WebhookDeliveryRecord {
   createdAt: Date;
 }
 
+/**
+ * A delivery as the outbox reads it: without its body, which is stored once per (run, event) and
+ * loaded only when sending (WebhookStore.getPayload).
+ */
+export type WebhookDeliveryState = Omit<WebhookDeliveryRecord, "payload">;
+
 export interface WebhookAttemptRecord {
   id: string;
   deliveryId: string;
@@ -351,9 +357,19 @@ export interface WebhookStore {
   listForEnvironment(environmentId: string): Promise<WebhookRecord[]>;
   setEnabled(id: string, enabled: boolean): Promise<void>;
   delete(tenantId: string, id: string): Promise<boolean>;
+  /**
+   * Stores deliveries; their payloads once per (run, event): deliveries of one run event carry
+   * the same payload, and a payload already stored for it is kept.
+   */
   enqueueDeliveries(deliveries: WebhookDeliveryRecord[]): Promise<void>;
-  /** Pending deliveries whose nextAttemptAt ≤ now and whose lease is free or expired, oldest first. */
-  dueDeliveries(now: Date, limit: number): Promise<WebhookDeliveryRecord[]>;
+  /**
+   * Pending deliveries whose nextAttemptAt ≤ now and whose lease is free or expired, oldest
+   * first, without their payloads. With `perWebhook`, only each webhook's first that many (so one
+   * webhook's backlog cannot fill the read).
+   */
+  dueDeliveries(now: Date, limit: number, options?: { perWebhook?: number }): Promise<WebhookDeliveryState[]>;
+  /** The body of a run's webhook event, or null when none was stored. */
+  getPayload(runId: string, eventType: WebhookEventType): Promise<string | null>;
   /**
    * Leases a due delivery to `owner` until `leaseUntil` so that no other instance sends it
    * meanwhile: true only if it is pending, due (nextAttemptAt ≤ now) and its lease is free or
@@ -373,7 +389,7 @@ export interface WebhookStore {
     tenantId: string,
     filter: { webhookId?: string; runId?: string; limit: number },
   ): Promise<Array<WebhookAttemptRecord & { webhookId: string; runId: string; eventType: WebhookEventType }>>;
-  getDelivery(tenantId: string, id: string): Promise<WebhookDeliveryRecord | null>;
+  getDelivery(tenantId: string, id: string): Promise<WebhookDeliveryState | null>;
   /** Manual redelivery: back to pending, due now. */
   requeue(id: string, at: Date): Promise<void>;
   /** Key rotation: every webhook's encrypted secret. */

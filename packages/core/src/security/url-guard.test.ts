@@ -226,6 +226,8 @@ describe("fetchPinned", () => {
     });
   });
 
+  // Runs after the test above: a kept-alive connection to the same IP for hook.test must not be
+  // reused for another name (its certificate would then go unchecked).
   test("a certificate for another name is refused", async () => {
     const request = new Request(`https://other.test:${server.port}/path`);
     expect(await message(fetchPinned(request, "127.0.0.1", trustingFixture))).toContain("ALTNAME");

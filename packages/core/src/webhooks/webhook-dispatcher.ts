@@ -1,7 +1,14 @@
 import type { PromptrunConfig } from "../config.ts";
-import type { Clock, RunRecord, Store, WebhookDeliveryRecord, WebhookRecord } from "../ports.ts";
+import type {
+  Clock,
+  RunRecord,
+  Store,
+  WebhookDeliveryRecord,
+  WebhookDeliveryState,
+  WebhookRecord,
+} from "../ports.ts";
 import type { SecretBox } from "../security/secret-box.ts";
-import { createGuardedFetch } from "../security/url-guard.ts";
+import { createGuardedFetch, type ResolveHost } from "../security/url-guard.ts";
 import { uuidv7 } from "../services/uuidv7.ts";
 import { buildDeliveries } from "./build-deliveries.ts";
 import { planNextAttempt } from "./plan-next-attempt.ts";
@@ -22,28 +29,30 @@ export interface WebhookDispatcherDependencies {
   store: Pick<Store, "environments" | "webhooks">;
   config: Pick<
     PromptrunConfig,
-    "allowPrivateUrls" | "webhookRetrySchedule" | "webhookDisableAfter" | "webhookTimeoutMs"
+    | "allowPrivateUrls"
+    | "webhookRetrySchedule"
+    | "webhookDisableAfter"
+    | "webhookTimeoutMs"
+    | "webhookConcurrency"
+    | "webhookTenantConcurrency"
   >;
   secrets: SecretBox;
   clock: Clock;
   /** The transport under the address guard; tests and proxies inject one. */
   fetch?: typeof fetch;
+  /** Host name resolution for the address guard (tests inject one). */
+  resolve?: ResolveHost;
   newId?: () => string;
   /** In [0, 1): retry jitter. */
   random?: () => number;
   pollIntervalMs?: number;
-  /** Due deliveries read per poll. */
+  /** Webhooks whose next due delivery is read per poll. */
   batchSize?: number;
-  /** Webhooks being sent to at once. */
-  concurrency?: number;
   /** Store failures and the like; never called with secrets. */
   onError?: (error: unknown) => void;
   /** This process's name in delivery leases (default: a random id). */
   owner?: string;
 }
-
-const byCreation = (a: WebhookDeliveryRecord, b: WebhookDeliveryRecord) =>
-  a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** A delivery lease lasts a send's timeout plus this (recording the attempt, a slow store). */
 const DELIVERY_LEASE_MARGIN_MS = 30_000;
@@ -57,18 +66,19 @@ const logError = (error: unknown) =>
  * send that was in flight is due again once its lease lapses). Each send is leased first
  * (WebhookStore.claimDelivery): instances sharing a store never send one delivery at once.
  *
- * Ordering: the deliveries of one webhook are sent one after another, oldest first, by a single
- * worker; a failed one is rescheduled and does not hold back the next (Standard Webhooks does not
- * promise order, and a receiver that is down must not stall newer events forever). Up to
- * `concurrency` webhooks are served at once.
+ * Fairness: a slot carries one attempt, then is handed out again. Free slots go round-robin over
+ * the tenants with something due, each tenant at most `webhookTenantConcurrency` attempts in
+ * flight and each webhook at most one (its deliveries go out one after another, oldest first; a
+ * failed one is rescheduled and does not hold back the next). Each poll reads only the oldest due
+ * delivery of each webhook, without bodies, so one tenant's backlog cannot fill the read either.
+ * A receiver that never answers holds a slot for at most `webhookTimeoutMs`.
  */
 export function createWebhookDispatcher(dependencies: WebhookDispatcherDependencies): WebhookDispatcher {
   const { store, config, secrets, clock } = dependencies;
   const newId = dependencies.newId ?? (() => uuidv7());
   const random = dependencies.random ?? Math.random;
   const pollIntervalMs = dependencies.pollIntervalMs ?? 250;
-  const batchSize = dependencies.batchSize ?? 200;
-  const concurrency = dependencies.concurrency ?? 8;
+  const batchSize = dependencies.batchSize ?? 500;
   const onError = dependencies.onError ?? logError;
   const owner = dependencies.owner ?? newId();
   // Redirects are not followed (a redirected POST would lose its signed body): a 3xx with a
@@ -77,41 +87,54 @@ export function createWebhookDispatcher(dependencies: WebhookDispatcherDependenc
     allowPrivate: config.allowPrivateUrls,
     maxRedirects: 0,
     ...(dependencies.fetch ? { fetch: dependencies.fetch } : {}),
+    ...(dependencies.resolve ? { resolve: dependencies.resolve } : {}),
   });
 
   let running = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let polling: Promise<void> | null = null;
   let pollAgain = false;
-  /** webhookId → its worker */
-  const workers = new Map<string, Promise<void>>();
-  /**
-   * A poll whose read began before a worker finished may still see that worker's deliveries as
-   * due: webhookId → the last poll number started when its worker finished; such polls skip it.
-   */
-  let pollNumber = 0;
-  const finishedDuringPoll = new Map<string, number>();
+  /** deliveryId → its attempt in flight */
+  const inFlight = new Map<string, Promise<void>>();
+  const webhooksInFlight = new Set<string>();
+  const tenantsInFlight = new Map<string, number>();
+  /** The tenant served last: the next round starts after it. */
+  let lastTenant: string | null = null;
 
-  const attemptOnce = async (webhook: WebhookRecord, delivery: WebhookDeliveryRecord, attemptedAt: Date) => {
+  const attemptOnce = async (
+    webhook: WebhookRecord,
+    delivery: WebhookDeliveryState,
+    attemptedAt: Date,
+  ): Promise<SendResult> => {
     let secret: string;
     try {
       secret = secrets.decrypt(webhook.encryptedSecret);
     } catch {
       const error = "cannot decrypt the webhook secret (was PROMPTRUN_SECRET changed?)";
-      return { delivered: false, responseStatus: null, latencyMs: 0, error } satisfies SendResult;
+      return { delivered: false, responseStatus: null, latencyMs: 0, error };
+    }
+    // The body is loaded only now: the outbox is read without it.
+    const payload = await store.webhooks.getPayload(delivery.runId, delivery.eventType);
+    if (payload === null) {
+      return {
+        delivered: false,
+        responseStatus: null,
+        latencyMs: 0,
+        error: "the event's payload is missing",
+      };
     }
     return sendDelivery({
       fetch: guardedFetch,
       url: webhook.url,
       secret,
       deliveryId: delivery.id,
-      payload: delivery.payload,
+      payload,
       attemptedAt,
       timeoutMs: config.webhookTimeoutMs,
     });
   };
 
-  const deliver = async (delivery: WebhookDeliveryRecord) => {
+  const deliver = async (delivery: WebhookDeliveryState) => {
     // Several instances may read the same due delivery: only the one holding its lease sends it.
     // The lease outlasts a send (bounded by webhookTimeoutMs); recordAttempt frees it.
     const now = clock.now();
@@ -161,40 +184,54 @@ export function createWebhookDispatcher(dependencies: WebhookDispatcherDependenc
     );
   };
 
-  const work = async (deliveries: WebhookDeliveryRecord[]) => {
-    for (const delivery of deliveries) {
-      try {
-        await deliver(delivery);
-      } catch (error) {
-        // Unrecorded: the delivery stays due and is tried again (at least once).
-        onError(error);
+  const launch = (delivery: WebhookDeliveryState) => {
+    webhooksInFlight.add(delivery.webhookId);
+    tenantsInFlight.set(delivery.tenantId, (tenantsInFlight.get(delivery.tenantId) ?? 0) + 1);
+    const sending = deliver(delivery)
+      // Unrecorded: the delivery stays due and is tried again (at least once).
+      .catch(onError)
+      .finally(() => {
+        inFlight.delete(delivery.id);
+        webhooksInFlight.delete(delivery.webhookId);
+        const left = (tenantsInFlight.get(delivery.tenantId) ?? 1) - 1;
+        if (left > 0) tenantsInFlight.set(delivery.tenantId, left);
+        else tenantsInFlight.delete(delivery.tenantId);
+        wake();
+      });
+    inFlight.set(delivery.id, sending);
+  };
+
+  /** Hands free slots round-robin over tenants, starting after the one served last. */
+  const assignSlots = (due: WebhookDeliveryState[]) => {
+    const byTenant = new Map<string, WebhookDeliveryState[]>();
+    for (const delivery of due) {
+      if (inFlight.has(delivery.id) || webhooksInFlight.has(delivery.webhookId)) continue;
+      const queue = byTenant.get(delivery.tenantId) ?? [];
+      // One per webhook: the store returns each webhook's oldest due delivery first.
+      if (!queue.some((queued) => queued.webhookId === delivery.webhookId)) queue.push(delivery);
+      byTenant.set(delivery.tenantId, queue);
+    }
+    const tenants = [...byTenant.keys()].sort();
+    const after = lastTenant === null ? -1 : tenants.findIndex((tenant) => tenant > (lastTenant as string));
+    const order = after <= 0 ? tenants : [...tenants.slice(after), ...tenants.slice(0, after)];
+    let launched = true;
+    while (launched && inFlight.size < config.webhookConcurrency) {
+      launched = false;
+      for (const tenant of order) {
+        if (inFlight.size >= config.webhookConcurrency) break;
+        if ((tenantsInFlight.get(tenant) ?? 0) >= config.webhookTenantConcurrency) continue;
+        const next = byTenant.get(tenant)?.shift();
+        if (!next) continue;
+        launch(next);
+        lastTenant = tenant;
+        launched = true;
       }
     }
   };
 
   const poll = async () => {
-    const thisPoll = ++pollNumber;
-    const due = await store.webhooks.dueDeliveries(clock.now(), batchSize);
-    const groups = new Map<string, WebhookDeliveryRecord[]>();
-    for (const delivery of [...due].sort(byCreation)) {
-      const finishedAt = finishedDuringPoll.get(delivery.webhookId);
-      if (workers.has(delivery.webhookId) || (finishedAt !== undefined && finishedAt >= thisPoll)) continue;
-      const group = groups.get(delivery.webhookId) ?? [];
-      group.push(delivery);
-      groups.set(delivery.webhookId, group);
-    }
-    for (const [webhookId, finishedAt] of finishedDuringPoll) {
-      if (finishedAt < thisPoll) finishedDuringPoll.delete(webhookId);
-    }
-    for (const [webhookId, deliveries] of groups) {
-      if (workers.size >= concurrency) break;
-      const worker = work(deliveries).finally(() => {
-        workers.delete(webhookId);
-        finishedDuringPoll.set(webhookId, pollNumber);
-        wake();
-      });
-      workers.set(webhookId, worker);
-    }
+    if (inFlight.size >= config.webhookConcurrency) return;
+    assignSlots(await store.webhooks.dueDeliveries(clock.now(), batchSize, { perWebhook: 1 }));
   };
 
   const schedule = (delayMs: number) => {
@@ -237,7 +274,7 @@ export function createWebhookDispatcher(dependencies: WebhookDispatcherDependenc
       clearTimeout(timer);
       timer = undefined;
       await polling;
-      await Promise.all(workers.values());
+      await Promise.all(inFlight.values());
     },
     buildDeliveries: (run) => buildDeliveries({ store, clock, newId }, run),
     wake,

@@ -33,6 +33,32 @@ const service = (allowPrivateUrls: boolean) =>
   createWebhookService({ store, config: createTestConfig({ allowPrivateUrls }), secrets, clock });
 
 describe("webhook creation", () => {
+  test("an environment holds at most maxWebhooksPerEnvironment webhooks; others are unaffected", async () => {
+    const capped = createWebhookService({
+      store,
+      config: createTestConfig({ allowPrivateUrls: true, maxWebhooksPerEnvironment: 3 }),
+      secrets,
+      clock,
+    });
+    await store.environments.ensure(tenantA, "staging", crypto.randomUUID(), clock.now());
+    const add = (tenantId: string, environment = "production") =>
+      capped.create(tenantId, { environment, url: "http://127.0.0.1:9/hook" });
+    const created = [await add(tenantA), await add(tenantA), await add(tenantA)];
+
+    const refused = await rejection(add(tenantA));
+    expect(refused.code).toBe("conflict");
+    expect(refused.message).toBe(
+      "environment 'production' already has 3 webhooks, the most allowed (3); delete one first",
+    );
+    expect(await store.webhooks.list(tenantA)).toHaveLength(3);
+    // Another environment and another tenant still have room.
+    await add(tenantA, "staging");
+    await add(tenantB);
+    // A deleted webhook frees its place.
+    await capped.delete(tenantA, created[0]!.webhook.id);
+    await add(tenantA);
+  });
+
   test("returns a Standard Webhooks secret once and stores it only encrypted", async () => {
     const { webhook, secret } = await service(true).create(tenantA, {
       environment: "production",

@@ -17,7 +17,7 @@ import { generateWebhookSecret } from "./webhook-secret.ts";
 
 export interface WebhookServiceDependencies {
   store: Pick<Store, "environments" | "webhooks">;
-  config: Pick<PromptrunConfig, "allowPrivateUrls">;
+  config: Pick<PromptrunConfig, "allowPrivateUrls" | "maxWebhooksPerEnvironment">;
   secrets: SecretBox;
   clock: Clock;
   newId?: () => string;
@@ -60,6 +60,12 @@ export function createWebhookService(dependencies: WebhookServiceDependencies): 
       const { environment: environmentName, url: rawUrl, events } = parseCreateInput(input);
       const environment = await store.environments.get(tenantId, environmentName);
       if (!environment) throw invalid(`unknown environment '${environmentName}'`);
+      const existing = await store.webhooks.listForEnvironment(environment.id);
+      if (existing.length >= config.maxWebhooksPerEnvironment) {
+        throw conflict(
+          `environment '${environment.name}' already has ${existing.length} webhooks, the most allowed (${config.maxWebhooksPerEnvironment}); delete one first`,
+        );
+      }
       const url = await assertPublicUrl(rawUrl, { allowPrivate: config.allowPrivateUrls, field: "url" });
       const secret = generateWebhookSecret();
       const record = {

@@ -7,6 +7,8 @@ import type {
   PromptVersionRecord,
   Store,
   TenantRecord,
+  WebhookDeliveryRecord,
+  WebhookDeliveryState,
 } from "@promptrun/core";
 
 /** A fixed instant plus `seconds`: tests never depend on the wall clock. */
@@ -91,3 +93,7 @@ export const idempotencyFor = (run: NewRun, key: string, createdAt = run.created
   threadId: run.threadId,
   createdAt,
 });
+
+/** A delivery as the store reads it back: its body lives in webhook_payloads. */
+export const stateOf = ({ payload: _payload, ...state }: WebhookDeliveryRecord): WebhookDeliveryState =>
+  state;

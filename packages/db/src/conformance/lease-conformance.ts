@@ -12,7 +12,7 @@ import type {
   TenantRecord,
   WebhookDeliveryRecord,
 } from "@promptrun/core";
-import { addTenant, at, newRun, pushPrompt } from "./fixtures.ts";
+import { addTenant, at, newRun, pushPrompt, stateOf } from "./fixtures.ts";
 
 const zeroBlock = { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 };
 const cost: Cost = { success: zeroBlock, retries: zeroBlock, total: 0 };
@@ -304,13 +304,13 @@ export const leaseConformance = (store: () => Store): void => {
     );
     // Freed by the attempt's record: due at its next attempt time, before the old lease's end.
     expect(await store().webhooks.dueDeliveries(at(45), 10)).toEqual([
-      { ...delivery, attempts: 1, nextAttemptAt: at(45) },
+      { ...stateOf(delivery), attempts: 1, nextAttemptAt: at(45) },
     ]);
     expect(await store().webhooks.claimDelivery(delivery.id, "e", at(90), at(45))).toBe(true);
     await store().webhooks.requeue(delivery.id, at(46));
     expect(await store().webhooks.claimDelivery(delivery.id, "f", at(90), at(46))).toBe(true);
     expect(await store().webhooks.getDelivery(acme.id, delivery.id)).toEqual({
-      ...delivery,
+      ...stateOf(delivery),
       attempts: 1,
       nextAttemptAt: at(46),
     });

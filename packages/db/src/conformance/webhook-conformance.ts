@@ -7,7 +7,7 @@ import type {
   WebhookRecord,
 } from "@promptrun/core";
 import type { ConformanceContext } from "./conformance-context.ts";
-import { addTenant, at, newRun, pushPrompt } from "./fixtures.ts";
+import { addTenant, at, newRun, pushPrompt, stateOf } from "./fixtures.ts";
 
 export const webhookConformance = ({ store, storedWebhookSecret }: ConformanceContext): void => {
   let acme: TenantRecord;
@@ -136,9 +136,46 @@ export const webhookConformance = ({ store, storedWebhookSecret }: ConformanceCo
       second.id,
       later.id,
     ]);
-    expect(await store().webhooks.dueDeliveries(at(50), 2)).toEqual([first, second]);
+    expect(await store().webhooks.dueDeliveries(at(50), 2)).toEqual([first, second].map(stateOf));
     expect(await store().webhooks.dueDeliveries(at(30), 10)).toHaveLength(3);
     expect(await store().webhooks.dueDeliveries(at(1), 10)).toEqual([]);
+  });
+
+  test("a run event's payload is stored once for all its deliveries and read apart from them", async () => {
+    const hooks = [await addWebhook(production), await addWebhook(production), await addWebhook(production)];
+    const runId = await addRun(acme.id);
+    const body = JSON.stringify({ type: "run.completed", data: { id: runId, output: "x".repeat(10_000) } });
+    const rows = hooks.map((webhook) => delivery(webhook, runId, { payload: body }));
+    await store().webhooks.enqueueDeliveries(rows);
+    // A second write for the same run event (a retried end) keeps the first body.
+    await store().webhooks.enqueueDeliveries([delivery(hooks[0]!, runId, { payload: "{}" })]);
+
+    expect(await store().webhooks.getPayload(runId, "run.completed")).toBe(body);
+    expect(await store().webhooks.getPayload(runId, "run.failed")).toBeNull();
+    const due = await store().webhooks.dueDeliveries(at(50), 10);
+    expect(due).toHaveLength(4);
+    for (const row of due) expect(row).not.toHaveProperty("payload");
+    expect(await store().webhooks.getDelivery(acme.id, rows[0]!.id)).toEqual(stateOf(rows[0]!));
+  });
+
+  test("dueDeliveries with perWebhook reads each webhook's oldest due deliveries only", async () => {
+    const busy = await addWebhook(production);
+    const quiet = await addWebhook(production);
+    const runIds = [await addRun(acme.id), await addRun(acme.id), await addRun(acme.id)];
+    const backlog = runIds.map((runId, index) => delivery(busy, runId, { nextAttemptAt: at(1 + index) }));
+    const single = delivery(quiet, runIds[0]!, { nextAttemptAt: at(9) });
+    await store().webhooks.enqueueDeliveries([...backlog, single]);
+
+    // Without the option the backlog fills a read of 3; with it, the quiet webhook is in.
+    expect((await store().webhooks.dueDeliveries(at(50), 3)).map((row) => row.id)).toEqual(
+      backlog.map((row) => row.id),
+    );
+    expect(await store().webhooks.dueDeliveries(at(50), 3, { perWebhook: 1 })).toEqual(
+      [backlog[0]!, single].map(stateOf),
+    );
+    expect(
+      (await store().webhooks.dueDeliveries(at(50), 10, { perWebhook: 2 })).map((row) => row.id),
+    ).toEqual([backlog[0]!.id, backlog[1]!.id, single.id]);
   });
 
   test("a delivery of an unknown run is refused", async () => {
@@ -161,7 +198,7 @@ export const webhookConformance = ({ store, storedWebhookSecret }: ConformanceCo
       disable: false,
     });
     expect(await store().webhooks.getDelivery(acme.id, row.id)).toEqual({
-      ...row,
+      ...stateOf(row),
       status: "pending",
       attempts: 1,
       nextAttemptAt: at(60),

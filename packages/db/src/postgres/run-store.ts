@@ -7,7 +7,14 @@ import {
 } from "@promptrun/core";
 import { and, asc, count, desc, eq, getTableColumns, gte, inArray, lte, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
-import { idempotencyKeys, messages, runs, threads, webhookDeliveries } from "../schema/postgres.ts";
+import {
+  idempotencyKeys,
+  messages,
+  runs,
+  threads,
+  webhookDeliveries,
+  webhookPayloads,
+} from "../schema/postgres.ts";
 import { recordColumns } from "../schema/record-columns.ts";
 import { pageFrom } from "../shared/cursor.ts";
 import {
@@ -18,6 +25,7 @@ import {
   leaseRenewalFrom,
   runListCondition,
 } from "../shared/run-rules.ts";
+import { splitOutbox } from "../shared/webhook-outbox.ts";
 import { listClaimableIds } from "./claimable-runs.ts";
 import type { GroupCommit } from "./group-commit.ts";
 import type { RunInsert } from "./insert-runs.ts";
@@ -29,11 +37,15 @@ export interface RunStoreOptions {
   creates: GroupCommit<RunInsert, undefined>;
 }
 
-const insertDeliveries = async (
+/** Inside the caller's transaction: each run event's body once, then its deliveries. */
+export const insertDeliveries = async (
   tx: PostgresTransaction,
   deliveries: WebhookDeliveryRecord[],
 ): Promise<void> => {
-  if (deliveries.length > 0) await tx.insert(webhookDeliveries).values(deliveries);
+  if (deliveries.length === 0) return;
+  const { payloads, rows } = splitOutbox(deliveries);
+  await tx.insert(webhookPayloads).values(payloads).onConflictDoNothing();
+  await tx.insert(webhookDeliveries).values(rows);
 };
 
 /** A RunRecord's columns (the lease columns stay out of it). */

@@ -28,6 +28,7 @@ const TABLES = [
   "environments",
   "envVars",
   "webhooks",
+  "webhookPayloads",
   "webhookDeliveries",
   "webhookAttempts",
 ] as const;
@@ -63,6 +64,7 @@ const exportSqlite = (store: SqliteStore): StoreSnapshot => {
     environments: all(lite.environments),
     envVars: all(lite.envVars),
     webhooks: all(lite.webhooks),
+    webhookPayloads: all(lite.webhookPayloads),
     webhookDeliveries: all(lite.webhookDeliveries),
     webhookAttempts: all(lite.webhookAttempts),
   };
@@ -85,6 +87,7 @@ const exportPostgres = async (store: PostgresStore): Promise<StoreSnapshot> => {
         environments: await tx.select().from(pg.environments),
         envVars: await tx.select().from(pg.envVars),
         webhooks: await tx.select().from(pg.webhooks),
+        webhookPayloads: await tx.select().from(pg.webhookPayloads),
         webhookDeliveries: await tx.select().from(pg.webhookDeliveries),
         webhookAttempts: await tx.select().from(pg.webhookAttempts),
       };
@@ -118,6 +121,7 @@ const importSqlite = (store: SqliteStore, snapshot: StoreSnapshot): void => {
       insert(lite.environments, snapshot.environments);
       insert(lite.envVars, snapshot.envVars);
       insert(lite.webhooks, snapshot.webhooks);
+      insert(lite.webhookPayloads, snapshot.webhookPayloads);
       insert(lite.webhookDeliveries, snapshot.webhookDeliveries);
       insert(lite.webhookAttempts, snapshot.webhookAttempts);
     },
@@ -146,6 +150,7 @@ const importPostgres = async (store: PostgresStore, snapshot: StoreSnapshot): Pr
     await insert(pg.environments, snapshot.environments);
     await insert(pg.envVars, snapshot.envVars);
     await insert(pg.webhooks, snapshot.webhooks);
+    await insert(pg.webhookPayloads, snapshot.webhookPayloads);
     await insert(pg.webhookDeliveries, snapshot.webhookDeliveries);
     await insert(pg.webhookAttempts, snapshot.webhookAttempts);
     // Messages kept their sequence numbers: later ones must follow them.

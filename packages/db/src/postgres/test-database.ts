@@ -46,6 +46,7 @@ export const checkPostgres = async (url = TEST_POSTGRES_URL): Promise<boolean> =
 const TABLES_CHILDREN_FIRST = [
   "webhook_attempts",
   "webhook_deliveries",
+  "webhook_payloads",
   "webhooks",
   "env_vars",
   "environments",

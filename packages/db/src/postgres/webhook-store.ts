@@ -1,6 +1,12 @@
 import type { WebhookDeliveryRecord, WebhookRecord, WebhookStore } from "@promptrun/core";
 import { and, asc, desc, eq, getTableColumns, lte, sql } from "drizzle-orm";
-import { environments, webhookAttempts, webhookDeliveries, webhooks } from "../schema/postgres.ts";
+import {
+  environments,
+  webhookAttempts,
+  webhookDeliveries,
+  webhookPayloads,
+  webhooks,
+} from "../schema/postgres.ts";
 import { recordColumns } from "../schema/record-columns.ts";
 import {
   deliveryLeaseFree,
@@ -10,10 +16,11 @@ import {
 } from "../shared/webhook-columns.ts";
 import type { PostgresContext } from "./postgres-context.ts";
 import { withConstraintErrors } from "./postgres-errors.ts";
+import { insertDeliveries } from "./run-store.ts";
 
 const webhookColumns = webhookRecordColumns(webhooks, environments);
 
-/** A WebhookDeliveryRecord's columns (the lease columns stay out of it). */
+/** A WebhookDeliveryState's columns (the lease columns stay out of it; the body lives in webhook_payloads). */
 const deliveryRecord = recordColumns(getTableColumns(webhookDeliveries));
 
 const leaseFree = (now: Date) => deliveryLeaseFree(webhookDeliveries, now);
@@ -80,27 +87,58 @@ export const createWebhookStore = ({ db, clock }: PostgresContext): WebhookStore
 
     async enqueueDeliveries(deliveries: WebhookDeliveryRecord[]) {
       if (deliveries.length === 0) return;
-      await withConstraintErrors("webhook delivery", () => db.insert(webhookDeliveries).values(deliveries));
+      await withConstraintErrors("webhook delivery", () =>
+        db.transaction((tx) => insertDeliveries(tx, deliveries)),
+      );
     },
 
-    async dueDeliveries(now, limit) {
+    async getPayload(runId, eventType) {
+      const [row] = await db
+        .select({ payload: webhookPayloads.payload })
+        .from(webhookPayloads)
+        .where(and(eq(webhookPayloads.runId, runId), eq(webhookPayloads.eventType, eventType)));
+      return row?.payload ?? null;
+    },
+
+    async dueDeliveries(now, limit, options) {
+      const due = and(
+        eq(webhookDeliveries.status, "pending"),
+        lte(webhookDeliveries.nextAttemptAt, now),
+        leaseFree(now),
+        live,
+      );
+      const order = [
+        asc(webhookDeliveries.nextAttemptAt),
+        asc(webhookDeliveries.createdAt),
+        asc(webhookDeliveries.id),
+      ] as const;
+      if (options?.perWebhook === undefined) {
+        return db
+          .select(deliveryRecord)
+          .from(webhookDeliveries)
+          .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
+          .where(due)
+          .orderBy(...order)
+          .limit(limit);
+      }
+      // Each webhook's first `perWebhook` due deliveries, ranked in the outbox's order.
+      const ranked = db
+        .select({
+          id: webhookDeliveries.id,
+          rank: sql<number>`row_number() over (partition by ${webhookDeliveries.webhookId} order by ${webhookDeliveries.nextAttemptAt}, ${webhookDeliveries.createdAt}, ${webhookDeliveries.id})`.as(
+            "rank",
+          ),
+        })
+        .from(webhookDeliveries)
+        .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
+        .where(due)
+        .as("ranked");
       return db
         .select(deliveryRecord)
         .from(webhookDeliveries)
-        .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
-        .where(
-          and(
-            eq(webhookDeliveries.status, "pending"),
-            lte(webhookDeliveries.nextAttemptAt, now),
-            leaseFree(now),
-            live,
-          ),
-        )
-        .orderBy(
-          asc(webhookDeliveries.nextAttemptAt),
-          asc(webhookDeliveries.createdAt),
-          asc(webhookDeliveries.id),
-        )
+        .innerJoin(ranked, eq(ranked.id, webhookDeliveries.id))
+        .where(lte(ranked.rank, options.perWebhook))
+        .orderBy(...order)
         .limit(limit);
     },
 

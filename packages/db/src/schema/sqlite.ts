@@ -259,7 +259,31 @@ export const webhooks = sqliteTable(
   ],
 );
 
-/** Durable outbox: one row per (webhook, run event), retried until delivered or failed. */
+/**
+ * The body of a run's webhook event, stored once per (run, event) however many webhooks receive
+ * it; deliveries reference it by (run_id, event_type) and the dispatcher loads it only to send.
+ */
+export const webhookPayloads = sqliteTable(
+  "webhook_payloads",
+  {
+    runId: uuid("run_id")
+      .notNull()
+      .references(() => runs.id),
+    eventType: text("event_type").$type<WebhookEventType>().notNull(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    /** The exact JSON body that is signed and sent. */
+    payload: text("payload").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.runId, table.eventType] })],
+);
+
+/**
+ * Durable outbox: one row per (webhook, run event), retried until delivered or failed. Its body
+ * is the webhook_payloads row of the same (run_id, event_type).
+ */
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
@@ -274,8 +298,6 @@ export const webhookDeliveries = sqliteTable(
       .notNull()
       .references(() => runs.id),
     eventType: text("event_type").$type<WebhookEventType>().notNull(),
-    /** The exact JSON body that is signed and sent. */
-    payload: text("payload").notNull(),
     status: text("status").$type<"pending" | "delivered" | "failed">().notNull(),
     attempts: count("attempts").notNull().default(0),
     nextAttemptAt: epochMs("next_attempt_at"),

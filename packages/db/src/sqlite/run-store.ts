@@ -14,9 +14,17 @@ import { and, asc, count, eq, getTableColumns, gte, inArray, lte, or, sql } from
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { alias } from "drizzle-orm/sqlite-core";
 import { recordColumns } from "../schema/record-columns.ts";
-import { idempotencyKeys, messages, runs, threads, webhookDeliveries } from "../schema/sqlite.ts";
+import {
+  idempotencyKeys,
+  messages,
+  runs,
+  threads,
+  webhookDeliveries,
+  webhookPayloads,
+} from "../schema/sqlite.ts";
 import { pageFrom } from "../shared/cursor.ts";
 import { channelHeadCondition, leaseRenewalFrom, runListCondition } from "../shared/run-rules.ts";
+import { splitOutbox } from "../shared/webhook-outbox.ts";
 import type { GroupCommit } from "./group-commit.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
 import { withConstraintErrors } from "./sqlite-errors.ts";
@@ -117,8 +125,15 @@ const prepareCreateStatements = (raw: Database) => ({
   ),
 });
 
-const insertDeliveries = (db: BunSQLiteDatabase, deliveries: WebhookDeliveryRecord[]): void => {
-  if (deliveries.length > 0) db.insert(webhookDeliveries).values(deliveries).run();
+/** Inside the caller's transaction: each run event's body once, then its deliveries. */
+export const insertDeliveries = (
+  db: Pick<BunSQLiteDatabase, "insert">,
+  deliveries: WebhookDeliveryRecord[],
+): void => {
+  if (deliveries.length === 0) return;
+  const { payloads, rows } = splitOutbox(deliveries);
+  db.insert(webhookPayloads).values(payloads).onConflictDoNothing().run();
+  db.insert(webhookDeliveries).values(rows).run();
 };
 
 /** A RunRecord's columns (the lease columns stay out of it). */

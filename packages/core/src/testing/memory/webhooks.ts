@@ -1,6 +1,7 @@
 import type {
   WebhookAttemptRecord,
   WebhookDeliveryRecord,
+  WebhookDeliveryState,
   WebhookRecord,
   WebhookStore,
 } from "../../ports.ts";
@@ -16,7 +17,10 @@ export interface MemoryWebhookStore extends WebhookStore {
 
 export function createMemoryWebhookStore(): MemoryWebhookStore {
   const webhooks = new Map<string, WebhookRecord>();
-  const deliveries = new Map<string, WebhookDeliveryRecord>();
+  const deliveries = new Map<string, WebhookDeliveryState>();
+  /** `runId eventType` → the body, stored once per run event. */
+  const payloads = new Map<string, string>();
+  const payloadKey = (runId: string, eventType: string) => `${runId} ${eventType}`;
   const attempts: WebhookAttemptRecord[] = [];
   /** deliveryId → lease (the SQL stores' lease columns). */
   const leases = new Map<string, { owner: string; until: Date }>();
@@ -29,7 +33,11 @@ export function createMemoryWebhookStore(): MemoryWebhookStore {
     for (const row of rows) {
       if (deliveries.has(row.id)) throw new Error(`delivery ${row.id} already exists`);
     }
-    for (const row of rows) deliveries.set(row.id, copy(row));
+    for (const { payload, ...row } of rows) {
+      const key = payloadKey(row.runId, row.eventType);
+      if (!payloads.has(key)) payloads.set(key, payload);
+      deliveries.set(row.id, copy(row));
+    }
   };
 
   return {
@@ -77,7 +85,9 @@ export function createMemoryWebhookStore(): MemoryWebhookStore {
     async enqueueDeliveries(rows) {
       insertDeliveries(rows);
     },
-    async dueDeliveries(now, limit) {
+    async dueDeliveries(now, limit, options) {
+      const perWebhook = options?.perWebhook ?? Number.POSITIVE_INFINITY;
+      const taken = new Map<string, number>();
       return [...deliveries.values()]
         .filter(
           (delivery) =>
@@ -90,8 +100,16 @@ export function createMemoryWebhookStore(): MemoryWebhookStore {
           (a, b) =>
             (a.nextAttemptAt?.getTime() ?? 0) - (b.nextAttemptAt?.getTime() ?? 0) || byCreatedAt(a, b),
         )
+        .filter((delivery) => {
+          const count = (taken.get(delivery.webhookId) ?? 0) + 1;
+          taken.set(delivery.webhookId, count);
+          return count <= perWebhook;
+        })
         .slice(0, limit)
         .map(copy);
+    },
+    async getPayload(runId, eventType) {
+      return payloads.get(payloadKey(runId, eventType)) ?? null;
     },
     async recordAttempt(attempt, outcome) {
       attempts.push(copy(attempt));

@@ -15,6 +15,24 @@ export interface ModelPrice {
   perWebSearch?: number;
 }
 
+export interface TenantQuotas {
+  /** Unrevoked API keys. */
+  apiKeys: number;
+  /** Environments, `production` included. */
+  environments: number;
+  /** Webhooks across all environments. */
+  webhooks: number;
+  /** Prompt versions across all prompts (versions are immutable and never deleted). */
+  promptVersions: number;
+}
+
+export const DEFAULT_TENANT_QUOTAS: TenantQuotas = {
+  apiKeys: 50,
+  environments: 20,
+  webhooks: 100,
+  promptVersions: 10_000,
+};
+
 export interface PromptrunConfig {
   /** At least 32 bytes of secret material: signs stream tokens, encrypts env vars. */
   secret: string;
@@ -33,6 +51,8 @@ export interface PromptrunConfig {
   rateLimit: { perSecond: number; burst: number };
   /** Queued (pending) runs a tenant may have at once. */
   maxPendingRunsPerTenant: number;
+  /** Per-tenant caps on what a tenant can accumulate (see services/tenant-quotas.ts). */
+  quotas: TenantQuotas;
   allowPrivateUrls: boolean;
   providers: {
     openai: { apiKey?: string; baseUrl?: string };
@@ -74,6 +94,7 @@ export const defaultConfig = (
   webhookTimeoutMs: 15_000,
   rateLimit: { perSecond: 100, burst: 200 },
   maxPendingRunsPerTenant: 100_000,
+  quotas: DEFAULT_TENANT_QUOTAS,
   allowPrivateUrls: false,
   providers: { openai: {}, anthropic: {}, compatible: [] },
   priceOverrides: {},

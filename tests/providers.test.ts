@@ -189,24 +189,51 @@ describe("Anthropic messages format", () => {
 });
 
 describe("threads and channels", () => {
-  test("three runs on one channel carry the conversation; another channel does not see it", async () => {
-    let turn = 0;
-    openaiScript = () => {
-      turn += 1;
-      return { type: "stream", tokens: [`answer ${turn}`] };
-    };
+  test("three runs created at once on one channel run one at a time in creation order, each seeing the ones before; another channel neither waits nor sees them", async () => {
     const thread = crypto.randomUUID();
-    const first = openai.requests.length;
-    for (const message of ["one", "two", "three"]) {
-      const { id } = await start("ask-openai", { inputs: { message }, thread });
-      await waitForRun(server, id);
-    }
-    const { id: other } = await start("ask-openai", {
-      inputs: { message: "elsewhere" },
-      thread,
-      channel: "side",
+    const MAIN = ["one", "two", "three"];
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
     });
-    await waitForRun(server, other);
+    const lastUserMessage = (body: unknown) =>
+      String((body as { messages: Array<{ content: unknown }> }).messages.at(-1)?.content);
+    let mainArrivals = 0;
+    openaiScript = (request) => {
+      const message = lastUserMessage(request.body);
+      const isMain = MAIN.includes(message);
+      if (isMain) mainArrivals += 1;
+      // The first run of the channel to reach the provider holds its stream open until released.
+      const hold = isMain && mainArrivals === 1 ? { holdBeforeFinish: held } : {};
+      return { type: "stream", tokens: [`answer to ${message}`], ...hold };
+    };
+    const first = openai.requests.length;
+    const created = await Promise.all(
+      MAIN.map((message) => start("ask-openai", { inputs: { message }, thread })),
+    );
+    const side = await start("ask-openai", { inputs: { message: "elsewhere" }, thread, channel: "side" });
+
+    // Another channel is not queued behind the held run.
+    expect(await waitForRun(server, side.id)).toMatchObject({
+      status: "completed",
+      output: "answer to elsewhere",
+    });
+    // While the first is held, the other two of its channel have not reached the provider.
+    const deadline = Date.now() + 10_000;
+    while (mainArrivals === 0 && Date.now() < deadline) await Bun.sleep(20);
+    await Bun.sleep(300);
+    expect(mainArrivals).toBe(1);
+    release();
+    const runs = await Promise.all(created.map(({ id }) => waitForRun(server, id)));
+
+    // Creation order as the server recorded it (createdAt, then the time-ordered id).
+    const ordered = [...runs].sort((a, b) =>
+      String(a.createdAt) === String(b.createdAt)
+        ? String(a.id).localeCompare(String(b.id))
+        : String(a.createdAt).localeCompare(String(b.createdAt)),
+    );
+    const messageById = new Map(created.map(({ id }, index) => [id, MAIN[index]!]));
+    const messageOf = (run: Record<string, unknown>) => messageById.get(String(run.id))!;
     const messagesOf = (index: number) =>
       (
         (openai.requests[index]!.body as { messages: Array<{ role: string; content: unknown }> }).messages ??
@@ -215,14 +242,30 @@ describe("threads and channels", () => {
         (message) =>
           `${message.role}:${typeof message.content === "string" ? message.content : JSON.stringify(message.content)}`,
       );
-    expect(messagesOf(first + 2)).toEqual([
-      "system:Be brief.",
-      "user:one",
-      "assistant:answer 1",
-      "user:two",
-      "assistant:answer 2",
-      "user:three",
-    ]);
-    expect(messagesOf(first + 3)).toEqual(["system:Be brief.", "user:elsewhere"]);
+    const mainRequests = openai.requests
+      .slice(first)
+      .map((request) => request.index)
+      .filter((index) => MAIN.includes(lastUserMessage(openai.requests[index]!.body)));
+    expect(mainRequests).toHaveLength(3);
+    ordered.forEach((run, position) => {
+      expect(run).toMatchObject({ status: "completed", output: `answer to ${messageOf(run)}` });
+      const earlier = ordered
+        .slice(0, position)
+        .flatMap((before) => [`user:${messageOf(before)}`, `assistant:answer to ${messageOf(before)}`]);
+      expect(messagesOf(mainRequests[position]!)).toEqual([
+        "system:Be brief.",
+        ...earlier,
+        `user:${messageOf(run)}`,
+      ]);
+      // Strictly one after another: each starts after the one before it finished.
+      if (position > 0)
+        expect(Date.parse(String(run.startedAt))).toBeGreaterThanOrEqual(
+          Date.parse(String(ordered[position - 1]!.finishedAt)),
+        );
+    });
+    const sideRequest = openai.requests
+      .slice(first)
+      .find((request) => lastUserMessage(request.body) === "elsewhere");
+    expect(messagesOf(sideRequest!.index)).toEqual(["system:Be brief.", "user:elsewhere"]);
   });
 });

@@ -6,7 +6,7 @@
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
-import { onPostgres } from "./support/data-set.ts";
+import { echoPrompt, pushPrompts } from "./hardening/support.ts";
 import { api, startServer, type TestServer, waitForRun } from "./support/server.ts";
 import { listTables, tablesContaining } from "./support/tables.ts";
 
@@ -169,31 +169,57 @@ describe("webhooks", () => {
     }
   }, 60_000);
 
-  test("no env var value is stored in clear in any table", async () => {
+  test("no env var value is stored in clear in any table (or the SQLite file), checked while the run is pending", async () => {
+    // A run that stays pending for ~20 s: its envVars are in the database only until it ends.
+    await pushPrompts(server, server.tenantId, [echoPrompt("slow-secret", 1_000)]);
     const marker = `SECRET-${crypto.randomUUID()}`;
     await server.cli("envs", "set", server.tenantId, "production", `VENDOR_TOKEN=${marker}`);
     const visible = `visible-${crypto.randomUUID()}`;
-    const runId = await run({ inputs: { name: visible }, envVars: { RUN_ONLY: `${marker}-run` } });
-    await waitForRun(server, runId);
-    // The scan covers the tables holding the encrypted values, and finds what is stored in clear.
-    const tables = await listTables(server);
-    expect(tables.some((table) => table.endsWith('"env_vars"'))).toBe(true);
-    expect(await tablesContaining(server, visible)).toContainEqual(expect.stringMatching(/"runs"$/));
-    expect(await tablesContaining(server, marker)).toEqual([]);
-  });
+    const created = await api(server, "/api/v1/prompts/slow-secret/latest/runs", {
+      method: "POST",
+      json: {
+        inputs: { text: `${visible} ${"word ".repeat(20)}` },
+        envVars: { RUN_ONLY: `${marker}-run` },
+      },
+    });
+    expect(created.status).toBe(202);
+    const runId = ((await created.json()) as { id: string }).id;
+    try {
+      // The premise: the run is pending and its envVars are stored (encrypted) right now.
+      const [row] = await server.sql<{ status: string; encrypted_env_vars: string | null }>(
+        "select status, encrypted_env_vars from runs where id = ?",
+        [runId],
+      );
+      expect(row?.status).toBe("pending");
+      expect(row?.encrypted_env_vars).toBeString();
 
-  if (onPostgres)
-    console.log("webhooks: the SQLite file-bytes scan does not apply on Postgres (tables are scanned)");
-  test.skipIf(onPostgres)("no env var value is in the SQLite file's bytes, WAL included", async () => {
-    const marker = `SECRET-${crypto.randomUUID()}`;
-    await server.cli("envs", "set", server.tenantId, "production", `VENDOR_TOKEN=${marker}`);
-    const runId = await run({ inputs: { name: "Env" }, envVars: { RUN_ONLY: `${marker}-run` } });
-    await waitForRun(server, runId);
-    const path = server.env.DATABASE_URL!.slice("file:".length);
-    const wal = Bun.file(`${path}-wal`);
-    if (await wal.exists()) expect(Buffer.from(await wal.arrayBuffer()).includes(marker)).toBe(false);
-    expect(Buffer.from(await Bun.file(path).arrayBuffer()).includes(marker)).toBe(false);
-  });
+      // The scan covers the tables holding the encrypted values, and finds what is stored in clear.
+      const tables = await listTables(server);
+      expect(tables.some((table) => table.endsWith('"env_vars"'))).toBe(true);
+      expect(await tablesContaining(server, visible)).toContainEqual(expect.stringMatching(/"runs"$/));
+      expect(await tablesContaining(server, marker)).toEqual([]);
+
+      if (server.dialect === "sqlite") {
+        // Bytes on disk too, WAL included (where a fresh row lives until a checkpoint).
+        const path = server.env.DATABASE_URL!.slice("file:".length);
+        const wal = Bun.file(`${path}-wal`);
+        if (await wal.exists()) expect(Buffer.from(await wal.arrayBuffer()).includes(marker)).toBe(false);
+        expect(Buffer.from(await Bun.file(path).arrayBuffer()).includes(marker)).toBe(false);
+      }
+      const [still] = await server.sql<{ status: string }>("select status from runs where id = ?", [runId]);
+      expect(still?.status).toBe("pending");
+    } finally {
+      await api(server, `/api/v1/promptruns/${runId}/cancel`, { method: "POST" });
+      await waitForRun(server, runId);
+    }
+    // Ended: the run's envVars are erased, not only unreadable.
+    const [ended] = await server.sql<{ encrypted_env_vars: string | null }>(
+      "select encrypted_env_vars from runs where id = ?",
+      [runId],
+    );
+    expect(ended?.encrypted_env_vars ?? null).toBeNull();
+    expect(await tablesContaining(server, marker)).toEqual([]);
+  }, 60_000);
 });
 
 function startReceiverOnPort(secretRef: { secret: string }, port: string) {

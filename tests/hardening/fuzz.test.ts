@@ -302,9 +302,23 @@ async function send(request: FuzzRequest) {
   return { response, text: await response.text() };
 }
 
+/**
+ * A new seed each run unless FUZZ_SEED gives one; printed before the run so a failure (or a
+ * crash that never reaches fast-check's own report) can be replayed exactly.
+ */
+const fuzzSeed = (() => {
+  const given = process.env.FUZZ_SEED;
+  if (given === undefined || given === "") return Date.now() % 2_147_483_647;
+  if (!/^-?\d+$/.test(given)) throw new Error(`FUZZ_SEED must be an integer, got '${given}'`);
+  return Number(given);
+})();
+
 describe("fuzzing the HTTP surface as another tenant", () => {
   test("no 5xx, no leak of tenant A's data, error bodies keep their shape", async () => {
     let requests = 0;
+    console.info(
+      `fuzz seed ${fuzzSeed} (replay: FUZZ_SEED=${fuzzSeed} bun test --cwd tests hardening/fuzz.test.ts)`,
+    );
     await fc.assert(
       fc.asyncProperty(requestArbitrary, async (request) => {
         requests += 1;
@@ -333,7 +347,7 @@ describe("fuzzing the HTTP surface as another tenant", () => {
           expect(typeof (JSON.parse(text) as { error: unknown }).error).toBe("string");
         }
       }),
-      { numRuns: 400, seed: Number(process.env.FUZZ_SEED ?? Date.now() % 2_147_483_647), endOnFailure: true },
+      { numRuns: 400, seed: fuzzSeed, endOnFailure: true },
     );
     expect(requests).toBeGreaterThanOrEqual(400);
   }, 90_000);

@@ -4,6 +4,9 @@
  * exactly one run in the database, keys are scoped per tenant, and replays survive a restart.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash, createHmac, hkdfSync } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { api, startServer, type TestServer } from "../support/server.ts";
 import { SseConnection } from "../support/sse.ts";
 import { countRows, createTenant, pushPrompts, type Tenant } from "./support.ts";
@@ -33,7 +36,60 @@ const runsWithKey = (key: string) =>
     key,
   );
 
+/** Object keys sorted at every level, as the server fingerprints a request. */
+const canonicalJson = (value: unknown): string =>
+  JSON.stringify(value, (_key, inner: unknown) =>
+    inner !== null && typeof inner === "object" && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
+
+/** The data set's secret: PROMPTRUN_SECRET on Postgres, the generated file beside a SQLite database. */
+const serverSecret = () =>
+  server.env.PROMPTRUN_SECRET ?? readFileSync(join(server.dataDir, "promptrun.secret"), "utf8").trim();
+
+const storedFingerprint = async (key: string) => {
+  const rows = await server.sql<{ request_hash: string }>(
+    "select request_hash from idempotency_keys where key = ?",
+    [key],
+  );
+  return rows[0]!.request_hash;
+};
+
 describe("Idempotency-Key on POST /api/v1/prompts/{slug}/{version}/runs", () => {
+  test("the stored request fingerprint is keyed with the server secret, never a plain hash of envVars", async () => {
+    const key = `fingerprint-${crypto.randomUUID()}`;
+    const body = { inputs: { name: "Ada" }, envVars: { VENDOR_TOKEN: "guessable-1234" } };
+    expect((await createRun(body, key)).status).toBe(202);
+    const request = canonicalJson({ slug: "greet", version: "latest", request: body });
+    const stored = await storedFingerprint(key);
+    expect(stored).not.toBe(createHash("sha256").update(request).digest("hex"));
+    const fingerprintKey = Buffer.from(
+      hkdfSync("sha256", serverSecret(), "promptrun", "promptrun/idempotency-fingerprint/v1", 32),
+    );
+    expect(stored).toBe(createHmac("sha256", fingerprintKey).update(request).digest("hex"));
+    const replayed = await createRun(body, key);
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+  });
+
+  test("a key stored before the upgrade (plain SHA-256) still replays its request and refuses another", async () => {
+    const key = `legacy-${crypto.randomUUID()}`;
+    const body = { inputs: { name: "Ada" }, envVars: { VENDOR_TOKEN: "t" } };
+    const first = await createRun(body, key);
+    expect(first.status).toBe(202);
+    const legacy = createHash("sha256")
+      .update(canonicalJson({ slug: "greet", version: "latest", request: body }))
+      .digest("hex");
+    await server.sql("update idempotency_keys set request_hash = ? where key = ?", [legacy, key], {
+      write: true,
+    });
+    const replayed = await createRun(body, key);
+    expect(replayed.status).toBe(202);
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    expect(await replayed.json()).toEqual(await first.json());
+    expect((await createRun({ ...body, envVars: { VENDOR_TOKEN: "u" } }, key)).status).toBe(409);
+  });
+
   test("the same key and body replay the original {id, thread} with Idempotent-Replayed", async () => {
     const key = `replay-${crypto.randomUUID()}`;
     const first = await createRun({ inputs: { name: "Ada" }, metadata: { order: "1" } }, key);

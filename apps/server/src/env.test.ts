@@ -18,6 +18,23 @@ describe("parseEnvironment", () => {
     expect(config.redisUrl).toBeUndefined();
     expect(config.redisKeyPrefix).toBe("promptrun");
     expect(config.runLeaseMs).toBe(10_000);
+    expect(config.engine.quotas).toEqual({
+      apiKeys: 50,
+      environments: 20,
+      webhooks: 100,
+      promptVersions: 10_000,
+    });
+  });
+
+  test("per-tenant quotas are configurable and must be positive", () => {
+    const config = parseEnvironment({
+      PROMPTRUN_MAX_API_KEYS: "3",
+      PROMPTRUN_MAX_ENVIRONMENTS: "4",
+      PROMPTRUN_MAX_WEBHOOKS: "5",
+      PROMPTRUN_MAX_PROMPT_VERSIONS: "6",
+    });
+    expect(config.engine.quotas).toEqual({ apiKeys: 3, environments: 4, webhooks: 5, promptVersions: 6 });
+    expect(() => parseEnvironment({ PROMPTRUN_MAX_WEBHOOKS: "0" })).toThrow(/PROMPTRUN_MAX_WEBHOOKS/);
   });
 
   test("scale-out settings: Postgres and Redis URLs, lease length, key prefix", () => {

@@ -4,6 +4,7 @@
  */
 import type { ApiConfig } from "@promptrun/api";
 import {
+  DEFAULT_TENANT_QUOTAS,
   defaultConfig,
   type ModelPrice,
   type OpenAICompatibleEndpoint,
@@ -121,6 +122,10 @@ export const environmentSchema = z.object({
   PROMPTRUN_MAX_ATTEMPTS: positiveInt.max(20).default(4),
   PROMPTRUN_RETRY_BASE_MS: positiveInt.default(500),
   PROMPTRUN_MAX_PENDING_RUNS: positiveInt.default(100_000),
+  PROMPTRUN_MAX_API_KEYS: positiveInt.max(1_000_000).default(DEFAULT_TENANT_QUOTAS.apiKeys),
+  PROMPTRUN_MAX_ENVIRONMENTS: positiveInt.max(1_000_000).default(DEFAULT_TENANT_QUOTAS.environments),
+  PROMPTRUN_MAX_WEBHOOKS: positiveInt.max(1_000_000).default(DEFAULT_TENANT_QUOTAS.webhooks),
+  PROMPTRUN_MAX_PROMPT_VERSIONS: positiveInt.max(100_000_000).default(DEFAULT_TENANT_QUOTAS.promptVersions),
   PROMPTRUN_PROVIDER_IDLE_TIMEOUT_MS: positiveInt.default(120_000),
   PROMPTRUN_PROVIDER_TIMEOUT_MS: positiveInt.default(600_000),
   PROMPTRUN_HTTP_IDLE_TIMEOUT: positiveInt.max(255).default(30),
@@ -217,6 +222,12 @@ export function parseEnvironment(environment: Record<string, string | undefined>
       maxWebhooksPerEnvironment: env.PROMPTRUN_MAX_WEBHOOKS_PER_ENVIRONMENT,
       rateLimit: env.PROMPTRUN_RATE_LIMIT,
       maxPendingRunsPerTenant: env.PROMPTRUN_MAX_PENDING_RUNS,
+      quotas: {
+        apiKeys: env.PROMPTRUN_MAX_API_KEYS,
+        environments: env.PROMPTRUN_MAX_ENVIRONMENTS,
+        webhooks: env.PROMPTRUN_MAX_WEBHOOKS,
+        promptVersions: env.PROMPTRUN_MAX_PROMPT_VERSIONS,
+      },
       allowPrivateUrls: env.PROMPTRUN_ALLOW_PRIVATE_URLS,
       devModel: env.PROMPTRUN_DEV_MODEL,
       providers: {

@@ -24,7 +24,8 @@ export function resolveSecret(
     const stored = readFileSync(path, "utf8").trim();
     if (stored.length >= 32) return { secret: stored, source: path };
   }
-  mkdirSync(dirname(path), { recursive: true });
+  // Owner-only, like the database beside it (a directory made here for both).
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const secret = randomBytes(32).toString("base64url");
   writeFileSync(path, `${secret}\n`, { mode: 0o600 });
   chmodSync(path, 0o600);

@@ -17,6 +17,24 @@ export interface ModelPrice {
   perWebSearch?: number;
 }
 
+export interface TenantQuotas {
+  /** Unrevoked API keys. */
+  apiKeys: number;
+  /** Environments, `production` included. */
+  environments: number;
+  /** Webhooks across all environments. */
+  webhooks: number;
+  /** Prompt versions across all prompts (versions are immutable and never deleted). */
+  promptVersions: number;
+}
+
+export const DEFAULT_TENANT_QUOTAS: TenantQuotas = {
+  apiKeys: 50,
+  environments: 20,
+  webhooks: 100,
+  promptVersions: 10_000,
+};
+
 export interface PromptrunConfig {
   /** At least 32 bytes of secret material: signs stream tokens, encrypts env vars. */
   secret: string;
@@ -42,6 +60,8 @@ export interface PromptrunConfig {
   rateLimit: { perSecond: number; burst: number };
   /** Queued (pending) runs a tenant may have at once. */
   maxPendingRunsPerTenant: number;
+  /** Per-tenant caps on what a tenant can accumulate (see services/tenant-quotas.ts). */
+  quotas: TenantQuotas;
   allowPrivateUrls: boolean;
   /** The built-in `dev:echo` model (PROMPTRUN_DEV_MODEL); off: pushing or running dev:* fails. */
   devModel: boolean;
@@ -90,6 +110,7 @@ export const defaultConfig = (
   maxWebhooksPerEnvironment: 20,
   rateLimit: { perSecond: 100, burst: 200 },
   maxPendingRunsPerTenant: 100_000,
+  quotas: DEFAULT_TENANT_QUOTAS,
   allowPrivateUrls: false,
   devModel: true,
   providers: { openai: {}, anthropic: {}, compatible: [] },

@@ -251,6 +251,8 @@ export interface PromptStore {
   ): Promise<Page<PromptVersionRecord>>;
   /** Tags pointing at a version. */
   tagsOf(versionId: string): Promise<string[]>;
+  /** Versions of all the tenant's prompts together (the prompt-version quota). */
+  countVersions(tenantId: string): Promise<number>;
 }
 
 export interface RunStore {

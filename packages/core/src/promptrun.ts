@@ -93,12 +93,12 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
 
   const services: PromptrunServices = {
     auth: createAuthService({ store }),
-    tenants: createTenantService({ store, clock }),
-    prompts: createPromptService({ store, clock, providers: config }),
+    tenants: createTenantService({ store, clock, quotas: config.quotas }),
+    prompts: createPromptService({ store, clock, providers: config, quotas: config.quotas }),
     runs: createRunService({ store, config, clock, engine, secrets, rateLimits }),
     threads: createThreadService({ store }),
     streamTokens: createStreamTokenService({ config, clock, rateLimits }),
-    environments: createEnvironmentService({ store, secrets, clock }),
+    environments: createEnvironmentService({ store, secrets, clock, quotas: config.quotas }),
     webhooks: createWebhookService({
       store,
       config,

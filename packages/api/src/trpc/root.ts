@@ -46,12 +46,21 @@ export function createProcedures(t: TrpcRoot) {
   const tenantProcedure = t.procedure.use(({ ctx, next }) =>
     next({ ctx: { tenant: requireTenant(ctx.caller) } }),
   );
+  /**
+   * Writes that add to or change what a tenant has (prompts, keys, env vars, webhooks) need an
+   * active subscription (403), like creating runs. Reads, revoking keys, deleting webhooks and
+   * unsetting env vars stay open, so a lapsed tenant can still clean up.
+   */
+  const subscribedProcedure = tenantProcedure.use(({ ctx, next }) => {
+    ctx.services.auth.requireActiveSubscription(ctx.tenant);
+    return next();
+  });
   /** Tenant administration: only with `x-promptrun-admin-token` (disabled when no token is configured). */
   const operatorProcedure = t.procedure.use(({ ctx, next }) => {
     if (!ctx.isOperator) throw unauthorized("admin procedures need a valid x-promptrun-admin-token header");
     return next();
   });
-  return { publicProcedure: t.procedure, tenantProcedure, operatorProcedure };
+  return { publicProcedure: t.procedure, tenantProcedure, subscribedProcedure, operatorProcedure };
 }
 
 export type Procedures = ReturnType<typeof createProcedures>;

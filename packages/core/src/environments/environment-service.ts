@@ -1,7 +1,9 @@
 import { type Environment, environmentNameSchema } from "@promptrun/contract";
+import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from "../config.ts";
 import { invalid, notFound } from "../errors.ts";
 import type { Clock, EnvironmentRecord, Store } from "../ports.ts";
 import type { SecretBox } from "../security/secret-box.ts";
+import { createQuotaGuard } from "../services/tenant-quota.ts";
 import { uuidv7 } from "../services/uuidv7.ts";
 import type { EnvironmentService } from "../services.ts";
 import { assertEnvVarLimits } from "./env-var-limits.ts";
@@ -12,6 +14,7 @@ export interface EnvironmentServiceDependencies {
   secrets: SecretBox;
   clock: Clock;
   newId?: () => string;
+  quotas?: Pick<TenantQuotas, "environments">;
 }
 
 const assertEnvironmentName = (name: string): string => {
@@ -27,6 +30,20 @@ const assertEnvironmentName = (name: string): string => {
 export function createEnvironmentService(dependencies: EnvironmentServiceDependencies): EnvironmentService {
   const { store, secrets, clock } = dependencies;
   const newId = dependencies.newId ?? (() => uuidv7());
+  const environmentQuota = createQuotaGuard(
+    "environments",
+    (dependencies.quotas ?? DEFAULT_TENANT_QUOTAS).environments,
+  );
+
+  /** The environment, created when new and the tenant has room for it. */
+  const ensureWithinQuota = (tenantId: string, name: string): Promise<EnvironmentRecord> =>
+    environmentQuota.exclusive(tenantId, async () => {
+      const environments = await store.environments.list(tenantId);
+      const found = environments.find((environment) => environment.name === name);
+      if (found) return found;
+      environmentQuota.assertRoom(environments.length);
+      return store.environments.ensure(tenantId, name, newId(), clock.now());
+    });
 
   const describe = async (environment: EnvironmentRecord): Promise<Environment> => ({
     name: environment.name,
@@ -48,13 +65,7 @@ export function createEnvironmentService(dependencies: EnvironmentServiceDepende
     },
 
     async ensure(tenantId, name) {
-      const environment = await store.environments.ensure(
-        tenantId,
-        assertEnvironmentName(name),
-        newId(),
-        clock.now(),
-      );
-      return describe(environment);
+      return describe(await ensureWithinQuota(tenantId, assertEnvironmentName(name)));
     },
 
     async setEnvVars(tenantId, name, values) {
@@ -68,7 +79,7 @@ export function createEnvironmentService(dependencies: EnvironmentServiceDepende
       Object.assign(merged, incoming);
       assertEnvVarLimits(merged, `env vars of environment '${name}' (stored + new)`);
 
-      const environment = found ?? (await store.environments.ensure(tenantId, name, newId(), clock.now()));
+      const environment = found ?? (await ensureWithinQuota(tenantId, name));
       const encrypted: Record<string, string> = { ...stored };
       for (const [key, value] of Object.entries(incoming)) encrypted[key] = secrets.encrypt(value);
       await store.environments.setEnvVars(environment.id, encrypted, clock.now());

@@ -1,4 +1,5 @@
 import { type PromptDefinition, type PromptFile, promptFileSchema, tagSchema } from "@promptrun/contract";
+import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from "../config.ts";
 import { invalid, notFound, PromptrunError } from "../errors.ts";
 import { assertKnownModel, type ProviderConfig } from "../models/known-providers.ts";
 import type { Clock, Store, VersionSelector } from "../ports.ts";
@@ -8,6 +9,7 @@ import { canonicalHash } from "./canonical-json.ts";
 import { formatValidationError } from "./format-validation-error.ts";
 import { clampPage } from "./page.ts";
 import { describeMissingVersion, parseVersionSegment } from "./parse-version-segment.ts";
+import { createQuotaGuard } from "./tenant-quota.ts";
 import { tagsForVersion, toPromptSummary, toPromptVersion } from "./to-prompt-version.ts";
 import { uuidv7 } from "./uuidv7.ts";
 
@@ -17,6 +19,7 @@ export interface PromptServiceDependencies {
   /** Which providers the server knows: a prompt naming another is rejected at push. */
   providers: ProviderConfig;
   newId?: () => string;
+  quotas?: Pick<TenantQuotas, "promptVersions">;
 }
 
 const labelOf = (file: unknown, index: number): string =>
@@ -58,6 +61,20 @@ function parsePromptFile(file: unknown, index: number, providers: ProviderConfig
 export function createPromptService(dependencies: PromptServiceDependencies): PromptService {
   const { store, clock } = dependencies;
   const newId = dependencies.newId ?? (() => uuidv7(clock.now().getTime()));
+  const versionQuota = createQuotaGuard(
+    "promptVersions",
+    (dependencies.quotas ?? DEFAULT_TENANT_QUOTAS).promptVersions,
+  );
+
+  /** How many of these prompts differ from their newest version (each would add one version). */
+  const countNewVersions = async (tenantId: string, hashes: Array<{ slug: string; contentHash: string }>) => {
+    let adding = 0;
+    for (const { slug, contentHash } of hashes) {
+      const latest = await store.prompts.resolveVersion(tenantId, slug, { kind: "latest" });
+      if (latest?.contentHash !== contentHash) adding += 1;
+    }
+    return adding;
+  };
 
   const missing = async (tenantId: string, slug: string, selector: VersionSelector) => {
     const prompt = await store.prompts.getPrompt(tenantId, slug);
@@ -77,27 +94,38 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
       }
       if (!(await store.tenants.get(tenantId))) throw notFound(`tenant '${tenantId}' not found`);
 
-      const results = [];
-      for (const { slug, tags, ...definition } of prompts) {
-        const pushed = await store.prompts.pushVersion({
-          tenantId,
-          slug,
-          definition: definition satisfies PromptDefinition,
-          contentHash: canonicalHash(definition),
-          tags,
-          newPromptId: newId(),
-          newVersionId: newId(),
-          at: clock.now(),
-        });
-        results.push({
-          slug,
-          version: pushed.version.version,
-          id: pushed.version.id,
-          tags: pushed.tags,
-          created: pushed.created,
-        });
-      }
-      return results;
+      const hashed = prompts.map(({ slug, tags, ...definition }) => ({
+        slug,
+        tags,
+        definition: definition satisfies PromptDefinition,
+        contentHash: canonicalHash(definition),
+      }));
+      // The whole push fits the quota or nothing of it is written; an unchanged prompt adds nothing.
+      return versionQuota.exclusive(tenantId, async () => {
+        const adding = await countNewVersions(tenantId, hashed);
+        if (adding > 0) versionQuota.assertRoom(await store.prompts.countVersions(tenantId), adding);
+        const results = [];
+        for (const { slug, tags, definition, contentHash } of hashed) {
+          const pushed = await store.prompts.pushVersion({
+            tenantId,
+            slug,
+            definition,
+            contentHash,
+            tags,
+            newPromptId: newId(),
+            newVersionId: newId(),
+            at: clock.now(),
+          });
+          results.push({
+            slug,
+            version: pushed.version.version,
+            id: pushed.version.id,
+            tags: pushed.tags,
+            created: pushed.created,
+          });
+        }
+        return results;
+      });
     },
 
     async tag(tenantId, slug, versionSegment, tag) {

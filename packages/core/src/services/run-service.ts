@@ -4,10 +4,10 @@ import type { RunEngine } from "../engine-port.ts";
 import { DEFAULT_ENVIRONMENT } from "../environments/default-environment.ts";
 import { conflict, forbidden, invalid, notFound, PromptrunError, rateLimited } from "../errors.ts";
 import type { Clock, IdempotencyRecord, NewRun, RunRecord, Store } from "../ports.ts";
+import { createRequestFingerprint } from "../security/request-fingerprint.ts";
 import type { SecretBox } from "../security/secret-box.ts";
 import type { RateLimitService, RunService } from "../services.ts";
 import { validateInputs } from "../templating/template.ts";
-import { canonicalHash } from "./canonical-json.ts";
 import { formatValidationError } from "./format-validation-error.ts";
 import { clampPage } from "./page.ts";
 import { describeMissingVersion, parseVersionSegment } from "./parse-version-segment.ts";
@@ -17,7 +17,10 @@ import { uuidv7 } from "./uuidv7.ts";
 
 export interface RunServiceDependencies {
   store: Store;
-  config: Pick<PromptrunConfig, "maxPendingRunsPerTenant" | "idempotencyTtlSeconds">;
+  config: Pick<
+    PromptrunConfig,
+    "maxPendingRunsPerTenant" | "idempotencyTtlSeconds" | "secret" | "previousSecrets"
+  >;
   clock: Clock;
   engine: RunEngine;
   secrets: SecretBox;
@@ -56,9 +59,11 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
     return run;
   };
 
+  const fingerprint = createRequestFingerprint(config.secret, config.previousSecrets);
+
   /** Stripe semantics: the same key and request replay the original answer; another request conflicts. */
-  const replay = (record: IdempotencyRecord, requestHash: string) => {
-    if (record.requestHash !== requestHash) throw conflict(REUSED_KEY);
+  const replay = (record: IdempotencyRecord, fingerprinted: unknown) => {
+    if (!fingerprint.matches(record.requestHash, fingerprinted)) throw conflict(REUSED_KEY);
     return { id: record.runId, thread: record.threadId, replayed: true };
   };
 
@@ -100,12 +105,13 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
       // 6. Idempotency, before the pending cap: a replay creates nothing, so a full queue must not refuse it.
       const now = clock.now();
       const notBefore = new Date(now.getTime() - config.idempotencyTtlSeconds * 1000);
-      // Hashed only when there is a key; canonical JSON of the parsed request, so key order does not matter.
-      const requestHash =
-        idempotencyKey === undefined ? "" : canonicalHash({ slug, version: versionSegment, request });
+      // Fingerprinted only when there is a key; canonical JSON of the parsed request, so key order
+      // does not matter; keyed (HMAC) because the request holds envVars values.
+      const fingerprinted = { slug, version: versionSegment, request };
+      const requestHash = idempotencyKey === undefined ? "" : fingerprint.of(fingerprinted);
       if (idempotencyKey !== undefined) {
         const existing = await store.runs.findIdempotency(tenant.id, idempotencyKey, notBefore);
-        if (existing) return replay(existing, requestHash);
+        if (existing) return replay(existing, fingerprinted);
       }
 
       // 7. The run: envVars only ever reach the store encrypted.
@@ -154,7 +160,7 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
         // A concurrent request with the same key won the race: answer as its replay.
         if (idempotencyKey !== undefined && PromptrunError.isInstance(error) && error.code === "conflict") {
           const winner = await store.runs.findIdempotency(tenant.id, idempotencyKey, notBefore);
-          if (winner) return replay(winner, requestHash);
+          if (winner) return replay(winner, fingerprinted);
         }
         throw error;
       }

@@ -1,15 +1,18 @@
 import type { ApiKeySummary, Tenant } from "@promptrun/contract";
+import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from "../config.ts";
 import { DEFAULT_ENVIRONMENT } from "../environments/default-environment.ts";
 import { invalid, notFound } from "../errors.ts";
 import type { ApiKeyRecord, Clock, Store, TenantRecord } from "../ports.ts";
 import { API_KEY_PREFIX, generateApiKey, hashApiKey, isApiKeyFormat } from "../security/api-keys.ts";
 import type { TenantService } from "../services.ts";
+import { createQuotaGuard } from "./tenant-quota.ts";
 import { uuidv7 } from "./uuidv7.ts";
 
 export interface TenantServiceDependencies {
   store: Store;
   clock: Clock;
   newId?: () => string;
+  quotas?: Pick<TenantQuotas, "apiKeys">;
 }
 
 const toTenant = (record: TenantRecord): Tenant => ({
@@ -33,6 +36,7 @@ const MIN_REVOKE_PREFIX_LENGTH = API_KEY_PREFIX.length + 4;
 export function createTenantService(dependencies: TenantServiceDependencies): TenantService {
   const { store, clock } = dependencies;
   const newId = dependencies.newId ?? (() => uuidv7(clock.now().getTime()));
+  const keyQuota = createQuotaGuard("apiKeys", (dependencies.quotas ?? DEFAULT_TENANT_QUOTAS).apiKeys);
 
   const requireTenant = async (tenantId: string): Promise<TenantRecord> => {
     const tenant = await store.tenants.get(tenantId);
@@ -89,7 +93,11 @@ export function createTenantService(dependencies: TenantServiceDependencies): Te
 
     async createApiKey(tenantId) {
       await requireTenant(tenantId);
-      return issueKey(tenantId);
+      return keyQuota.exclusive(tenantId, async () => {
+        const keys = await store.tenants.listApiKeys(tenantId);
+        keyQuota.assertRoom(keys.filter((key) => key.revokedAt === null).length);
+        return issueKey(tenantId);
+      });
     },
 
     async listApiKeys(tenantId) {

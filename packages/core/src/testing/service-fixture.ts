@@ -34,8 +34,8 @@ export function createServiceFixture(overrides: Partial<PromptrunConfig> = {}) {
   const rateLimits = createTokenBucketRateLimiter({ rateLimit: config.rateLimit, clock });
   const services = {
     auth: createAuthService({ store }),
-    tenants: createTenantService({ store, clock }),
-    prompts: createPromptService({ store, clock, providers: config }),
+    tenants: createTenantService({ store, clock, quotas: config.quotas }),
+    prompts: createPromptService({ store, clock, providers: config, quotas: config.quotas }),
     runs: createRunService({ store, config, clock, engine, secrets, rateLimits }),
     threads: createThreadService({ store }),
     streamTokens: createStreamTokenService({ config, clock, rateLimits }),

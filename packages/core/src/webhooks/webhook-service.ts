@@ -5,11 +5,12 @@ import {
   webhookEventTypeSchema,
 } from "@promptrun/contract";
 import { z } from "zod";
-import type { PromptrunConfig } from "../config.ts";
+import { DEFAULT_TENANT_QUOTAS, type PromptrunConfig } from "../config.ts";
 import { conflict, invalid, notFound } from "../errors.ts";
 import type { Clock, Store } from "../ports.ts";
 import type { SecretBox } from "../security/secret-box.ts";
 import { assertPublicUrl } from "../security/url-guard.ts";
+import { createQuotaGuard } from "../services/tenant-quota.ts";
 import { uuidv7 } from "../services/uuidv7.ts";
 import type { WebhookService } from "../services.ts";
 import { toWebhook } from "./to-webhook.ts";
@@ -17,7 +18,8 @@ import { generateWebhookSecret } from "./webhook-secret.ts";
 
 export interface WebhookServiceDependencies {
   store: Pick<Store, "environments" | "webhooks">;
-  config: Pick<PromptrunConfig, "allowPrivateUrls" | "maxWebhooksPerEnvironment">;
+  config: Pick<PromptrunConfig, "allowPrivateUrls" | "maxWebhooksPerEnvironment"> &
+    Partial<Pick<PromptrunConfig, "quotas">>;
   secrets: SecretBox;
   clock: Clock;
   newId?: () => string;
@@ -48,6 +50,7 @@ const parseCreateInput = (input: unknown) => {
 export function createWebhookService(dependencies: WebhookServiceDependencies): WebhookService {
   const { store, config, secrets, clock } = dependencies;
   const newId = dependencies.newId ?? (() => uuidv7());
+  const webhookQuota = createQuotaGuard("webhooks", (config.quotas ?? DEFAULT_TENANT_QUOTAS).webhooks);
 
   const owned = async (tenantId: string, id: string) => {
     const webhook = await store.webhooks.get(tenantId, id);
@@ -80,7 +83,10 @@ export function createWebhookService(dependencies: WebhookServiceDependencies): 
         failureStreak: 0,
         createdAt: clock.now(),
       };
-      await store.webhooks.create(record);
+      await webhookQuota.exclusive(tenantId, async () => {
+        webhookQuota.assertRoom((await store.webhooks.list(tenantId)).length);
+        await store.webhooks.create(record);
+      });
       return { webhook: toWebhook(record), secret };
     },
 

@@ -49,6 +49,17 @@ export const promptConformance = ({ store }: ConformanceContext): void => {
     });
   });
 
+  test("countVersions counts every version of the tenant's prompts, and only theirs", async () => {
+    expect(await store().prompts.countVersions(acme.id)).toBe(0);
+    await push(store(), acme.id, "greet", "hello");
+    await push(store(), acme.id, "greet", "hello", [], 5);
+    await push(store(), acme.id, "greet", "hello again", [], 10);
+    await push(store(), acme.id, "farewell", "bye", [], 15);
+    await push(store(), other.id, "greet", "hello", [], 20);
+    expect(await store().prompts.countVersions(acme.id)).toBe(3);
+    expect(await store().prompts.countVersions(other.id)).toBe(1);
+  });
+
   test("a definition comes back as written, key order included", async () => {
     const definition: PromptDefinition = {
       model: "dev:echo",

@@ -1,5 +1,5 @@
 import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
-import { and, asc, desc, eq, gt, inArray, lt } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
 import { prompts, promptTags, promptVersions } from "../schema/postgres.ts";
 import { decodeCursor, pageFrom } from "../shared/cursor.ts";
 import { promptVersionColumns, tagMapsFrom, versionSelectorCondition } from "../shared/prompt-columns.ts";
@@ -241,6 +241,15 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
 
     async tagsOf(versionId) {
       return tagsOfVersion(db, versionId);
+    },
+
+    async countVersions(tenantId) {
+      // Versions are numbered 1…latest per prompt and never deleted: the sum is the count.
+      const [row] = await db
+        .select({ total: sql<number>`coalesce(sum(${prompts.latestVersion}), 0)`.mapWith(Number) })
+        .from(prompts)
+        .where(eq(prompts.tenantId, tenantId));
+      return row?.total ?? 0;
     },
   };
 };

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { chmodSync, existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { openSqliteStore, type SqliteStore } from "./open.ts";
 import { addTenant, createTempDirectory, newRun, pushPrompt, type TempDirectory } from "./test-fixtures.ts";
@@ -115,5 +115,41 @@ describe("openSqliteStore", () => {
     expect(reported.runsTable).toBe(1);
     expect(reported.path.endsWith(join("relative", "here.db"))).toBe(true);
     expect(existsSync(join(directory.path, "relative", "here.db"))).toBe(true);
+  });
+
+  test("the database file, its -wal and -shm are owner-only (0600) whatever the umask", async () => {
+    directory = createTempDirectory();
+    const path = join(directory.path, "data", "private.db");
+    const previousUmask = process.umask(0o022);
+    try {
+      const store = await openSqliteStore({ url: `file:${path}` });
+      try {
+        await addTenant(store, "acme");
+        for (const file of [path, `${path}-wal`, `${path}-shm`])
+          expect({ file, mode: statSync(file).mode & 0o777 }).toEqual({ file, mode: 0o600 });
+        expect(statSync(join(directory.path, "data")).mode & 0o777).toBe(0o700);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      process.umask(previousUmask);
+    }
+  });
+
+  test("an existing world-readable database (and its -wal/-shm) is tightened to 0600 on open", async () => {
+    directory = createTempDirectory();
+    const path = join(directory.path, "old.db");
+    // An install from before this rule: the files of a live database, world-readable.
+    const first = await openSqliteStore({ url: `file:${path}` });
+    await addTenant(first, "acme");
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) chmodSync(file, 0o644);
+    const reopened = await openSqliteStore({ url: `file:${path}` });
+    try {
+      for (const file of [path, `${path}-wal`, `${path}-shm`])
+        expect({ file, mode: statSync(file).mode & 0o777 }).toEqual({ file, mode: 0o600 });
+    } finally {
+      await reopened.close();
+      await first.close();
+    }
   });
 });

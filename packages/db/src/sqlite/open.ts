@@ -1,6 +1,5 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type { Clock, Store } from "@promptrun/core";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { migrate } from "drizzle-orm/bun-sqlite/migrator";
@@ -8,6 +7,7 @@ import { createDataVersionProbe } from "./data-version.ts";
 import { databasePath, MEMORY_PATH } from "./database-path.ts";
 import { createEnvironmentStore } from "./environment-store.ts";
 import { createGroupCommit } from "./group-commit.ts";
+import { prepareOwnerOnlyDatabaseFile } from "./owner-only-files.ts";
 import { createPromptStore } from "./prompt-store.ts";
 import { createRunStore } from "./run-store.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
@@ -53,7 +53,7 @@ const systemClock: Clock = { now: () => new Date() };
  */
 export const openSqliteStore = async (options: OpenSqliteStoreOptions): Promise<SqliteStore> => {
   const path = databasePath(options.url);
-  if (path !== MEMORY_PATH) mkdirSync(dirname(path), { recursive: true });
+  if (path !== MEMORY_PATH) prepareOwnerOnlyDatabaseFile(path);
   const raw = new Database(path, { create: true, readwrite: true, strict: true });
   try {
     raw.exec("PRAGMA busy_timeout = 5000");

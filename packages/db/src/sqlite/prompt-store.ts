@@ -1,5 +1,5 @@
 import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
-import { and, asc, desc, eq, gt, inArray, lt } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { prompts, promptTags, promptVersions } from "../schema/sqlite.ts";
 import { decodeCursor, pageFrom } from "../shared/cursor.ts";
@@ -293,6 +293,16 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
 
     async tagsOf(versionId) {
       return tagsOfVersion(db, versionId);
+    },
+
+    async countVersions(tenantId) {
+      // Versions are numbered 1…latest per prompt and never deleted: the sum is the count.
+      const row = db
+        .select({ total: sql<number>`coalesce(sum(${prompts.latestVersion}), 0)`.mapWith(Number) })
+        .from(prompts)
+        .where(eq(prompts.tenantId, tenantId))
+        .get();
+      return row?.total ?? 0;
     },
   };
 };

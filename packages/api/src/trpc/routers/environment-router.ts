@@ -1,13 +1,13 @@
 import { type Environment, envVarsSetInputSchema, envVarsUnsetInputSchema } from "@promptrun/contract";
 import type { Procedures, TrpcRoot } from "../root.ts";
 
-export function createEnvironmentRouter(t: TrpcRoot, { tenantProcedure }: Procedures) {
+export function createEnvironmentRouter(t: TrpcRoot, { tenantProcedure, subscribedProcedure }: Procedures) {
   return t.router({
     list: tenantProcedure.query(
       ({ ctx }): Promise<Environment[]> => ctx.services.environments.list(ctx.tenant.id),
     ),
     /** Creates the environment when new (like `promptrun envs set`). */
-    set: tenantProcedure
+    set: subscribedProcedure
       .input(envVarsSetInputSchema)
       .mutation(
         ({ ctx, input }): Promise<Environment> =>

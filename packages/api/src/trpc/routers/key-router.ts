@@ -4,13 +4,13 @@ import { idInputSchema } from "../inputs.ts";
 import type { Procedures, TrpcRoot } from "../root.ts";
 
 /** The caller's own API keys. */
-export function createKeyRouter(t: TrpcRoot, { tenantProcedure }: Procedures) {
+export function createKeyRouter(t: TrpcRoot, { tenantProcedure, subscribedProcedure }: Procedures) {
   return t.router({
     list: tenantProcedure.query(
       ({ ctx }): Promise<ApiKeySummary[]> => ctx.services.tenants.listApiKeys(ctx.tenant.id),
     ),
     /** The full key is returned once, here. */
-    create: tenantProcedure.mutation(
+    create: subscribedProcedure.mutation(
       ({ ctx }): Promise<{ apiKey: string; key: ApiKeySummary }> =>
         ctx.services.tenants.createApiKey(ctx.tenant.id),
     ),

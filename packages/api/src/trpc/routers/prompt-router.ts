@@ -11,7 +11,7 @@ import {
 } from "@promptrun/contract";
 import type { Procedures, TrpcRoot } from "../root.ts";
 
-export function createPromptRouter(t: TrpcRoot, { tenantProcedure }: Procedures) {
+export function createPromptRouter(t: TrpcRoot, { tenantProcedure, subscribedProcedure }: Procedures) {
   return t.router({
     list: tenantProcedure
       .input(pageRequestSchema)
@@ -30,12 +30,12 @@ export function createPromptRouter(t: TrpcRoot, { tenantProcedure }: Procedures)
         ({ ctx, input: { slug, ...page } }): Promise<Page<PromptVersion>> =>
           ctx.services.prompts.versions(ctx.tenant.id, slug, page),
       ),
-    push: tenantProcedure
+    push: subscribedProcedure
       .input(promptPushInputSchema)
       .mutation(
         ({ ctx, input }): Promise<PushResult[]> => ctx.services.prompts.push(ctx.tenant.id, input.files),
       ),
-    tag: tenantProcedure
+    tag: subscribedProcedure
       .input(promptTagInputSchema)
       .mutation(
         ({ ctx, input }): Promise<PushResult> =>

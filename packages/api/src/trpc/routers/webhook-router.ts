@@ -7,10 +7,10 @@ import {
 } from "../inputs.ts";
 import type { Procedures, TrpcRoot } from "../root.ts";
 
-export function createWebhookRouter(t: TrpcRoot, { tenantProcedure }: Procedures) {
+export function createWebhookRouter(t: TrpcRoot, { tenantProcedure, subscribedProcedure }: Procedures) {
   return t.router({
     /** The `whsec_…` secret is returned once, here. */
-    create: tenantProcedure
+    create: subscribedProcedure
       .input(webhookCreateInputSchema)
       .mutation(
         ({ ctx, input }): Promise<{ webhook: Webhook; secret: string }> =>
@@ -27,11 +27,11 @@ export function createWebhookRouter(t: TrpcRoot, { tenantProcedure }: Procedures
         ({ ctx, input }): Promise<WebhookDeliveryAttempt[]> =>
           ctx.services.webhooks.attempts(ctx.tenant.id, input),
       ),
-    redeliver: tenantProcedure.input(webhookRedeliverInputSchema).mutation(async ({ ctx, input }) => {
+    redeliver: subscribedProcedure.input(webhookRedeliverInputSchema).mutation(async ({ ctx, input }) => {
       await ctx.services.webhooks.redeliver(ctx.tenant.id, input.deliveryId);
       return { requeued: true as const };
     }),
-    setEnabled: tenantProcedure
+    setEnabled: subscribedProcedure
       .input(webhookSetEnabledInputSchema)
       .mutation(
         ({ ctx, input }): Promise<Webhook> =>

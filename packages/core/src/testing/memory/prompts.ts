@@ -128,5 +128,8 @@ export function createMemoryPromptStore(): PromptStore {
       const version = versions.get(versionId);
       return version ? tagsOf(version) : [];
     },
+    async countVersions(tenantId) {
+      return [...versions.values()].filter((version) => version.tenantId === tenantId).length;
+    },
   };
 }

@@ -194,7 +194,6 @@ function stage(dir: string, manifest: Manifest, extra: Record<string, unknown>):
     name: manifest.name,
     version: manifest.version,
     description: manifest.description,
-    license: "MIT",
     type: "module",
     sideEffects: false,
     files: ["dist", "README.md", "CHANGELOG.md"],

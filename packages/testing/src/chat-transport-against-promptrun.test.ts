@@ -3,10 +3,10 @@
  * @ai-sdk/react consumes, the thread's memory across messages, failures and resuming.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startPromptrun, type TestPromptrun } from "@promptrun/testing";
+import { createPromptrunClient, type PromptrunClient } from "@promptrun/client";
+import { PromptrunChatTransport, type ResumeStorage } from "@promptrun/client/ai-sdk";
 import type { UIMessage, UIMessageChunk } from "ai";
-import { createPromptrunClient, type PromptrunClient } from "../promptrun-client.ts";
-import { PromptrunChatTransport, type ResumeStorage } from "./promptrun-chat-transport.ts";
+import { startPromptrun, type TestPromptrun } from "./start-promptrun.ts";
 
 let promptrun: TestPromptrun;
 let client: PromptrunClient;

@@ -1,13 +1,13 @@
 /**
- * The client against a real in-process Promptrun (@promptrun/testing: the real engine and HTTP
- * API on 127.0.0.1, a scripted model at the wire level), so a client/server mismatch fails here
- * and not only in apps. The fake server of ./testing is for apps' own unit tests.
+ * @promptrun/client against a real in-process Promptrun (the real engine and HTTP API on
+ * 127.0.0.1, a scripted model at the wire level), so a client/server mismatch fails a test and
+ * not only in apps. (The client's own tests use its fake server; they live there because this
+ * package already depends on the client, and the workspace graph must stay acyclic.)
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ApiError, createPromptrunClient, type PromptrunClient } from "@promptrun/client";
 import type { StreamEnvelope } from "@promptrun/contract";
-import { startPromptrun, type TestPromptrun } from "@promptrun/testing";
-import { ApiError } from "./api-error.ts";
-import { createPromptrunClient, type PromptrunClient } from "./promptrun-client.ts";
+import { startPromptrun, type TestPromptrun } from "./start-promptrun.ts";
 
 let promptrun: TestPromptrun;
 let client: PromptrunClient;

@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { startPromptrun, type TestPromptrun } from "../../packages/testing/src/index.ts";
+import { checkTarball } from "./check-tarball.ts";
 
 const root = resolve(import.meta.dir, "..", "..");
 const chromiumPath = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
@@ -56,6 +57,45 @@ async function sh(command: string[], cwd: string, env: Record<string, string> = 
   if (code !== 0) throw new Error(`${command.join(" ")} exited ${code}:\n${stdout}\n${stderr}`);
   return `${stdout}${stderr}`;
 }
+
+describe("the tarball check refuses what an app cannot install", () => {
+  /** Packs `files` (path → content) under package/ like npm pack does. */
+  async function tarballOf(files: Record<string, string>): Promise<string> {
+    const dir = mkdtempSync(join(tmpdir(), "promptrun-kit-check-"));
+    for (const [path, content] of Object.entries(files)) {
+      const file = join(dir, "package", path);
+      await Bun.write(file, content);
+    }
+    await sh(["tar", "-czf", "kit.tgz", "package"], dir);
+    return join(dir, "kit.tgz");
+  }
+  const manifest = (dependencies: Record<string, string>) => JSON.stringify({ name: "x", dependencies });
+
+  test("a clean tarball passes", async () => {
+    const tarball = await tarballOf({
+      "package.json": manifest({ zod: "4.6.7" }),
+      "dist/index.js": "",
+      "dist/index.d.ts": "",
+    });
+    await checkTarball(tarball);
+  });
+
+  test("TypeScript source, test files and workspace:/catalog: versions are refused", async () => {
+    const tarball = await tarballOf({
+      "package.json": manifest({ "@promptrun/contract": "workspace:*", zod: "catalog:" }),
+      "src/index.ts": "",
+      "dist/index.test.js": "",
+    });
+    const error = await checkTarball(tarball).then(
+      () => null,
+      (caught: unknown) => String(caught),
+    );
+    expect(error).toContain("TypeScript source: package/src/index.ts");
+    expect(error).toContain("test file: package/dist/index.test.js");
+    expect(error).toContain("workspace: version");
+    expect(error).toContain("catalog: version");
+  });
+});
 
 let appDir: string;
 let promptrun: TestPromptrun;

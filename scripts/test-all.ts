@@ -1,9 +1,10 @@
 /**
  * The whole test suite: every package's tests through turbo, then the end-to-end suites in
  * tests/ on SQLite, then the same suites again on Postgres + Redis (PROMPTRUN_E2E_DATABASE=postgres)
- * when both answer. The Postgres pass runs every file but the scale-out suite (Postgres-only
- * already, run in the SQLite pass) and tests/support's own unit tests: the whole of it takes about
- * as long as the SQLite pass (~1.5 min on 2 cores), so no subset is needed. Prints one closing
+ * when both answer, then the installable-kit test (scripts/kit/installable-kit.test.ts). The
+ * Postgres pass runs every file but the scale-out suite (Postgres-only already, run in the SQLite
+ * pass) and tests/support's own unit tests: the whole of it takes about as long as the SQLite
+ * pass (~1.5 min on 2 cores), so no subset is needed. Prints one closing
  * line, "N passed, N failed", summed over every bun test run.
  */
 import { Glob } from "bun";
@@ -110,6 +111,10 @@ if (postgresUp && redisUp) {
 } else {
   console.log("postgres/redis not reachable: skipping the end-to-end suite on Postgres");
 }
+// The packed kit in a fresh app outside the repository (npm install, Vite build, Chromium); the
+// test skips with one line when Chromium or the npm registry is not reachable.
+console.log("\ninstallable kit: the packed packages in a fresh Vite app");
+results.push(await run(["bun", "test", "--timeout", "900000", "./scripts/kit/installable-kit.test.ts"]));
 const passed = results.reduce((sum, result) => sum + result.passed, 0);
 const failed = results.reduce((sum, result) => sum + result.failed, 0);
 console.log(`\n${passed} passed, ${failed} failed`);

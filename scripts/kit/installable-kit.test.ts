@@ -59,9 +59,14 @@ async function sh(command: string[], cwd: string, env: Record<string, string> = 
 }
 
 describe("the tarball check refuses what an app cannot install", () => {
+  const made: string[] = [];
+  afterAll(() => {
+    for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  });
   /** Packs `files` (path → content) under package/ like npm pack does. */
   async function tarballOf(files: Record<string, string>): Promise<string> {
     const dir = mkdtempSync(join(tmpdir(), "promptrun-kit-check-"));
+    made.push(dir);
     for (const [path, content] of Object.entries(files)) {
       const file = join(dir, "package", path);
       await Bun.write(file, content);

@@ -34,7 +34,7 @@ export const promptParamsSchema = z
   .catchall(z.unknown());
 export type PromptParams = z.infer<typeof promptParamsSchema>;
 
-/** A prompt file (YAML or JSON), DESIGN.md "Prompt files". */
+/** A prompt file (YAML or JSON), docs/PRODUCT-RULES.md "Prompts and versions". */
 export const promptFileSchema = z.strictObject({
   slug: slugSchema,
   description: z.string().optional(),

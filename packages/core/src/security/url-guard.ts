@@ -43,7 +43,7 @@ const ipv6Groups = (ip: string): number[] => {
 
 /**
  * True for loopback, 0.0.0.0/8, RFC 1918, link-local, CGNAT, unique-local, multicast/reserved,
- * and IPv4-mapped/compatible IPv6 forms of these (DESIGN.md).
+ * and IPv4-mapped/compatible IPv6 forms of these (docs/PRODUCT-RULES.md "Environments, env vars and webhooks").
  */
 export function isPrivateAddress(ip: string): boolean {
   if (isIP(ip) === 4) return IPV4_PRIVATE_RANGES.some((range) => inIpv4Range(ip, range));

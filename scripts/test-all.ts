@@ -6,6 +6,12 @@
  * pass) and tests/support's own unit tests: the whole of it takes about as long as the SQLite
  * pass (~1.5 min on 2 cores), so no subset is needed. Prints one closing
  * line, "N passed, N failed", summed over every bun test run.
+ *
+ * Before the tests, the code checks that CI enforces (docs/ARCHITECTURE.md, "Rules and how they
+ * are enforced"): the linter (`bun run lint`: format, lint rules, the process.env and
+ * dependency-direction fences), unused files, dependencies and exports (`bun run knip`) and the
+ * typecheck (`bun run typecheck`). A failing check fails the run; the tests still run, so one
+ * report shows everything.
  */
 import { Glob } from "bun";
 
@@ -100,6 +106,18 @@ const postgresFiles = [...new Glob("**/*.test.ts").scanSync(`${import.meta.dir}/
   .sort()
   .map((path) => `./${path}`);
 
+const checks = [
+  { name: "lint", command: ["bun", "run", "lint"] },
+  { name: "knip", command: ["bun", "run", "knip"] },
+  { name: "typecheck", command: ["bun", "run", "typecheck"] },
+];
+const checkResults: Array<{ name: string; code: number }> = [];
+for (const check of checks) {
+  console.log(`\ncheck: ${check.name}`);
+  checkResults.push({ name: check.name, code: (await run(check.command)).code });
+}
+const failedChecks = checkResults.filter((check) => check.code !== 0).map((check) => check.name);
+
 const results = [await run(["bunx", "turbo", "run", "test", "--concurrency=2", "--output-logs=full"])];
 results.push(await run(E2E, { PROMPTRUN_E2E_DATABASE: "sqlite" }));
 const [postgresUp, redisUp] = await Promise.all([reachable(postgresUrl, 5432), reachable(redisUrl, 6379)]);
@@ -117,5 +135,6 @@ console.log("\ninstallable kit: the packed packages in a fresh Vite app");
 results.push(await run(["bun", "test", "--timeout", "900000", "./scripts/kit/installable-kit.test.ts"]));
 const passed = results.reduce((sum, result) => sum + result.passed, 0);
 const failed = results.reduce((sum, result) => sum + result.failed, 0);
-console.log(`\n${passed} passed, ${failed} failed`);
-exitProcess(results.some((result) => result.code !== 0) || failed > 0 ? 1 : 0);
+console.log(`\nchecks: ${failedChecks.length === 0 ? "all passed" : `failed: ${failedChecks.join(", ")}`}`);
+console.log(`${passed} passed, ${failed} failed`);
+exitProcess(failedChecks.length > 0 || results.some((result) => result.code !== 0) || failed > 0 ? 1 : 0);

@@ -48,7 +48,7 @@ function responseValidator(path: string, method: string, status: string) {
   return ajv.compile(rewrite(schema) as object);
 }
 
-test("the document is valid OpenAPI with the spec's operations", async () => {
+test("the document is valid OpenAPI with the REST contract's operations", async () => {
   const validator = new Validator();
   const result = await validator.validate(document as unknown as Parameters<Validator["validate"]>[0]);
   if (!result.valid) console.error(JSON.stringify(result.errors, null, 2).slice(0, 2000));

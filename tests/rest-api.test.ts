@@ -1,5 +1,5 @@
 /**
- * The /api/v1 contract over a real server: every status code of DESIGN.md for the three spec
+ * The /api/v1 contract over a real server: every status code of docs/PRODUCT-RULES.md for the three contract
  * operations, their precedence, tenant isolation, version/tag/id resolution, the API-key
  * lifecycle, and hostile input that must never take the server down.
  */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * `bun run promptrun <command>`: serve, migrate, and operator commands (DESIGN.md "CLI").
+ * `bun run promptrun <command>`: serve, migrate, and operator commands (docs/PRODUCT-RULES.md "Configuration and CLI").
  * Every command accepts --json and then prints exactly one JSON document on stdout.
  */
 import { existsSync } from "node:fs";
@@ -8,7 +8,7 @@ import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { PromptrunError } from "@promptrun/core";
 import { copyDatabase, storeKindOf } from "@promptrun/db";
-import { ConfigurationError, parseEnvironment, type ServerConfig } from "./env.ts";
+import { ConfigurationError, readProcessEnvironment, type ServerConfig } from "./env.ts";
 import { createLogger } from "./logger.ts";
 import { readPromptFiles } from "./prompt-files.ts";
 import { openRuntime, type Runtime, redactDatabaseUrl, startServer } from "./server.ts";
@@ -179,7 +179,7 @@ async function main(): Promise<void> {
     return;
   }
   if (!group) throw new UsageError("missing <command>");
-  const config = parseEnvironment(process.env);
+  const config = readProcessEnvironment();
 
   switch (`${group} ${action ?? ""}`.trim()) {
     case "serve":

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { parseEnvironment } from "./env.ts";
 
 describe("parseEnvironment", () => {
-  test("defaults match DESIGN.md", () => {
+  test("defaults match the README's configuration table", () => {
     const config = parseEnvironment({});
     expect(config.port).toBe(3000);
     expect(config.host).toBe("127.0.0.1");

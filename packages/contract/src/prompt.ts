@@ -38,7 +38,7 @@ export const promptParamsSchema = refusingProtoKey(
 );
 export type PromptParams = z.infer<typeof promptParamsSchema>;
 
-/** A prompt file (YAML or JSON), DESIGN.md "Prompt files". */
+/** A prompt file (YAML or JSON), docs/PRODUCT-RULES.md "Prompts and versions". */
 export const promptFileSchema = z.strictObject({
   slug: slugSchema,
   description: z.string().optional(),

@@ -163,7 +163,7 @@ export const promptRefSchema = z.object({
   id: uuidSchema,
 });
 
-/** The spec's PromptRun plus documented extension fields (DESIGN.md "Runs"). */
+/** The REST contract's PromptRun plus documented extension fields (docs/PRODUCT-RULES.md "Runs"). */
 export const promptRunSchema = z
   .object({
     id: uuidSchema,
@@ -174,7 +174,7 @@ export const promptRunSchema = z
     error: z.string().nullable(),
     tokenUsage: tokenUsageSchema.nullable(),
     cost: costSchema.nullable(),
-    // Extensions (DESIGN.md allows extra fields; the spec's fields keep their meaning).
+    // Extensions (docs/PRODUCT-RULES.md "Runs": extra fields allowed; the original ones keep their meaning).
     thread: uuidSchema,
     channel: z.string(),
     prompt: promptRefSchema,

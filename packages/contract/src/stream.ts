@@ -13,7 +13,7 @@ export const streamTokenResponseSchema = z
   .meta({ id: "StreamTokenResponse" });
 export type StreamTokenResponse = z.infer<typeof streamTokenResponseSchema>;
 
-/** SSE event names and data shapes (DESIGN.md "Live streaming"). */
+/** SSE event names and data shapes (docs/PRODUCT-RULES.md "Live streaming"). */
 export const readyEventSchema = z.object({ thread: uuidSchema });
 export const runStartedEventSchema = z.object({
   runId: uuidSchema,

@@ -1,42 +1,65 @@
-export * from "./config.ts";
-export * from "./engine/index.ts";
-export * from "./engine-port.ts";
+/**
+ * The public surface of @promptrun/core: only what other packages, apps, tests and the bench
+ * import (test doubles live in `@promptrun/core/testing`). Add a name here when something
+ * outside core needs it; `bun run knip` reports names nothing imports.
+ */
+
+// Composition: the whole engine and its services from a store, a bus and a config.
 export {
-  createEnvironmentService,
-  DEFAULT_ENVIRONMENT,
-  type EnvironmentServiceDependencies,
-  loadEnvironmentVars,
-} from "./environments/index.ts";
-export * from "./errors.ts";
-export * from "./events/index.ts";
-export * from "./memory-window.ts";
-export * from "./models/index.ts";
-export * from "./ports.ts";
-export * from "./pricing/index.ts";
-export { createPromptrun, type Promptrun, type PromptrunDeps } from "./promptrun.ts";
-export { createTokenBucketRateLimiter, type TokenBucketOptions } from "./rate-limit/token-bucket.ts";
-export * from "./security/api-keys.ts";
-export * from "./security/bearer.ts";
-export * from "./security/secret-box.ts";
-export * from "./security/stream-tokens.ts";
-export * from "./security/url-guard.ts";
-export { createAuthService } from "./services/auth-service.ts";
-export { canonicalHash, canonicalJson } from "./services/canonical-json.ts";
+  DEFAULT_TENANT_QUOTAS,
+  defaultConfig,
+  type ModelPrice,
+  type OpenAICompatibleEndpoint,
+  type PromptrunConfig,
+} from "./config.ts";
+export { RunScheduler } from "./engine/index.ts";
+// Errors are values with a kind; the HTTP layer maps them in one place.
+export { invalid, notFound, PromptrunError, rateLimited, unauthorized } from "./errors.ts";
+export { createThreadEventHub } from "./events/index.ts";
+// The ports the stores (db) and the buses implement.
+export type {
+  ApiKeyRecord,
+  Clock,
+  ClusterSignals,
+  DeliveredThreadEvent,
+  EnvironmentRecord,
+  EnvironmentStore,
+  IdempotencyRecord,
+  LeaseRenewal,
+  NewRun,
+  PromptRecord,
+  PromptStore,
+  PromptVersionRecord,
+  ReplayResult,
+  RunCompletion,
+  RunFailure,
+  RunListFilter,
+  RunRecord,
+  RunStore,
+  Store,
+  TenantRecord,
+  TenantStore,
+  ThreadEventBus,
+  VersionSelector,
+  WebhookAttemptRecord,
+  WebhookDeliveryRecord,
+  WebhookDeliveryState,
+  WebhookRecord,
+  WebhookStore,
+} from "./ports.ts";
+export { createPromptrun, type Promptrun } from "./promptrun.ts";
 export { formatValidationError } from "./services/format-validation-error.ts";
-export { describeMissingVersion, parseVersionSegment } from "./services/parse-version-segment.ts";
-export { createPromptService, type PromptServiceDependencies } from "./services/prompt-service.ts";
-export { createRunService, type RunServiceDependencies } from "./services/run-service.ts";
-export { createTenantService, type TenantServiceDependencies } from "./services/tenant-service.ts";
-export { createThreadService } from "./services/thread-service.ts";
-export { toPromptRun } from "./services/to-prompt-run.ts";
-export { toPromptSummary, toPromptVersion } from "./services/to-prompt-version.ts";
-export { uuidv7, uuidv7Time } from "./services/uuidv7.ts";
-export * from "./services.ts";
-export * from "./templating/template.ts";
-export {
-  createWebhookDispatcher,
-  createWebhookService,
-  type WebhookDispatcher,
-  type WebhookDispatcherDependencies,
-  type WebhookServiceDependencies,
-} from "./webhooks/index.ts";
+export { uuidv7 } from "./services/uuidv7.ts";
+export type {
+  EngineMetrics,
+  PromptrunServices,
+  RateLimitService,
+  StreamTokenClaims,
+  StreamTokenService,
+} from "./services.ts";
+// The bounded thread-memory read the stores share (docs/ARCHITECTURE.md "Thread memory").
+export { DEFAULT_MEMORY_BOUND, type MemoryRowSize, memoryWindowStart } from "./memory-window.ts";
+// Metrics label values stay bounded: unknown models collapse to one value.
+export { OTHER_MODEL_LABEL } from "./pricing/metrics-model-label.ts";
+// The one parse of `Authorization: Bearer <credential>` (REST, tRPC and the SSE stream).
+export { bearerCredential } from "./security/bearer.ts";

@@ -62,7 +62,7 @@ export interface CreateRunOptions {
 
 export interface RunService {
   /**
-   * Order of checks (DESIGN.md): unknown slug/version/tag → 404; then the body (`unknown`, the
+   * Order of checks (docs/PRODUCT-RULES.md): unknown slug/version/tag → 404; then the body (`unknown`, the
    * parsed JSON) against createRunRequestSchema, inputs against the declarations, unknown
    * environment → 400; rate limits and queue caps → 429. Resolves after the run is durably
    * committed and handed to the engine. `replayed` is true when an Idempotency-Key matched.

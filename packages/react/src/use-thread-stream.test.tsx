@@ -115,6 +115,7 @@ describe("useThreadStream", () => {
   test("without requestAnimationFrame, tokens still show while the run streams", async () => {
     const frames = holdFrames({ absent: true });
     try {
+      expect(typeof globalThis.requestAnimationFrame).toBe("undefined");
       const { result, backend, thread } = renderStream({ delayMs: 40 });
       await waitFor(() => expect(result.current.status).toBe("open"), waitOptions);
       const { id } = await backend.createRun({ thread, message: "one two three four" });

@@ -131,7 +131,7 @@ const runIdParam = uuidSchema.meta({ description: "Prompt run id (a UUID)." });
 const promptRunJson = jsonBody(promptRunSchema);
 
 /**
- * Responses may gain fields (DESIGN.md allows extensions), so output objects stay open instead
+ * Responses may gain fields (docs/PRODUCT-RULES.md "Runs" allows extensions), so output objects stay open instead
  * of zod's default `additionalProperties: false`.
  */
 const openOutputObjects: CreateDocumentOptions["override"] = ({ jsonSchema, io }) => {

@@ -11,7 +11,7 @@ import type { RestContext } from "./rest-context.ts";
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
 /**
- * POST /api/v1/prompts/{slug}/{version}/runs. Checks in DESIGN.md order: malformed path (404),
+ * POST /api/v1/prompts/{slug}/{version}/runs. Checks in the order of docs/PRODUCT-RULES.md: malformed path (404),
  * key (401), subscription (403), content type (415), size (413), JSON (400); the services then
  * resolve the prompt (404) and validate the body (400), rate limits (429).
  */

@@ -5,7 +5,7 @@ import type { RestContext } from "./rest-context.ts";
 
 /**
  * POST /api/v1/threads/{thread}/stream-token: 404 malformed thread, 401, 403, 429; the thread
- * need not exist. The request body is not defined by the spec and is never read.
+ * need not exist. The request body is not defined by the REST contract and is never read.
  */
 export async function createStreamTokenHandler({ request, params, deps }: RestContext): Promise<Response> {
   const thread = requireUuidParam(params.thread, "malformed thread id: must be a UUID");

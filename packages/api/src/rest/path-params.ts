@@ -3,7 +3,7 @@ import { notFound } from "@promptrun/core";
 
 const VERSION_NUMBER = /^[1-9][0-9]*$/;
 
-/** A path id that is not a UUID is a 404 (DESIGN.md: malformed path ids come first). */
+/** A path id that is not a UUID is a 404 (docs/PRODUCT-RULES.md "Status codes and error order": malformed path ids come first). */
 export function requireUuidParam(value: string | undefined, message: string): string {
   if (value === undefined || !isUuid(value)) throw notFound(message);
   return value;

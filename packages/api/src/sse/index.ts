@@ -6,10 +6,7 @@ import { isSafeEventId } from "./encode.ts";
 import { openSseSession } from "./sse-session.ts";
 import { createStreamRegistry, type EndReason } from "./stream-registry.ts";
 
-export { encodeDeliveredEvent, encodeSseMessage } from "./encode.ts";
-export { SSE_HEADERS } from "./sse-session.ts";
 export type { EndReason } from "./stream-registry.ts";
-export { REPLAY_TOO_LARGE_REASON, RESET_REASON } from "./thread-feed.ts";
 
 export interface StreamOptions {
   /** A token the caller already verified for this thread, with its claims (used when it is the request's). */

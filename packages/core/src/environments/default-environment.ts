@@ -1,2 +1,2 @@
-/** Every tenant has this environment; a run that names none uses it (DESIGN.md). */
+/** Every tenant has this environment; a run that names none uses it (docs/PRODUCT-RULES.md). */
 export const DEFAULT_ENVIRONMENT = "production";

@@ -1,11 +1,2 @@
-export {
-  createInMemoryThreadEventBus,
-  type InMemoryThreadEventBus,
-  type InMemoryThreadEventBusOptions,
-} from "./in-memory-thread-event-bus.ts";
-export {
-  createThreadEventHub,
-  parseEventId,
-  type ThreadEventHub,
-  type ThreadEventHubOptions,
-} from "./thread-event-hub.ts";
+export { createInMemoryThreadEventBus } from "./in-memory-thread-event-bus.ts";
+export { createThreadEventHub } from "./thread-event-hub.ts";

@@ -22,7 +22,7 @@ export const envPrefixOf = (provider: string): string => provider.toUpperCase().
 const nonEmpty = (value: string | undefined): string | undefined => (value ? value : undefined);
 
 /**
- * DESIGN "Environments": the tenant's variables (environment env vars overlaid with the run's
+ * docs/PRODUCT-RULES.md "Environments, env vars and webhooks": the tenant's variables (environment env vars overlaid with the run's
  * envVars) win over the server's configuration. The server's key is only ever sent to the
  * server's own base URL: a tenant base URL needs a tenant key too.
  */

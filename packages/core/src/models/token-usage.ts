@@ -1,6 +1,5 @@
 import type { LanguageModelV4Usage } from "@ai-sdk/provider";
 import type { TokenUsage } from "@promptrun/contract";
-import type { LanguageModelUsage } from "ai";
 
 const count = (value: number | undefined): number =>
   value !== undefined && Number.isFinite(value) ? value : 0;
@@ -14,23 +13,10 @@ const build = (input: number, inputCached: number, output: number, reasoning: nu
 });
 
 /**
- * DESIGN "Runs": input counts all prompt tokens including cached ones, output all completion
- * tokens including reasoning, total = input + output. From the AI SDK's usage (`ai` 7 names).
+ * From the provider-level usage a language-model middleware sees: input counts all prompt
+ * tokens including cached ones, output all completion tokens including reasoning,
+ * total = input + output (docs/PRODUCT-RULES.md, "Token usage and cost").
  */
-export function tokenUsageFromSdk(usage: LanguageModelUsage): TokenUsage {
-  const details = usage.inputTokenDetails;
-  const input =
-    usage.inputTokens ??
-    count(details?.noCacheTokens) + count(details?.cacheReadTokens) + count(details?.cacheWriteTokens);
-  return build(
-    count(input),
-    count(details?.cacheReadTokens),
-    count(usage.outputTokens),
-    count(usage.outputTokenDetails?.reasoningTokens),
-  );
-}
-
-/** Same, from the provider-level usage a language-model middleware sees. */
 export function tokenUsageFromProvider(usage: LanguageModelV4Usage): TokenUsage {
   const inputTokens = usage.inputTokens;
   const input =

@@ -9,7 +9,7 @@ const gpt4oMini = lookupModelPrice("openai:gpt-4o-mini", {
 });
 
 describe("cost", () => {
-  test("applies the DESIGN formulas to gpt-4o-mini usage with cached and reasoning tokens", () => {
+  test("applies the product cost formulas to gpt-4o-mini usage with cached and reasoning tokens", () => {
     // 1M prompt tokens of which 200k cached; 500k completion tokens of which 100k reasoning.
     const block = costBlock(
       { input: 1_000_000, inputCached: 200_000, output: 500_000, reasoning: 100_000, total: 1_500_000 },

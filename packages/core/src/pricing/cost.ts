@@ -14,7 +14,7 @@ export const zeroCostBlock = (priced = true): CostBlock => ({
 });
 
 /**
- * DESIGN.md "Runs": input = (input − inputCached) × input price, cachedInput = inputCached ×
+ * docs/PRODUCT-RULES.md "Token usage and cost": input = (input − inputCached) × input price, cachedInput = inputCached ×
  * cached price, output = output × output price, webSearch = searches × price per search.
  * An unknown price (null) gives zeros with `priced: false`.
  */

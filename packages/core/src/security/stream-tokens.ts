@@ -13,7 +13,7 @@ const INVALID = "invalid or expired stream token";
 export interface StreamTokenServiceDependencies {
   config: Pick<PromptrunConfig, "secret" | "streamUrl" | "streamTokenTtlSeconds">;
   clock: Clock;
-  /** Stream tokens are rate limited per tenant like run creation (DESIGN.md PROMPTRUN_RATE_LIMIT). */
+  /** Stream tokens are rate limited per tenant like run creation (docs/PRODUCT-RULES.md "Limits"). */
   rateLimits?: RateLimitService;
 }
 
@@ -30,7 +30,7 @@ export const streamUrlFor = (streamUrl: string, threadId: string): string =>
  * The subscription check lives here, in issue(), and only here: every transport (REST, tRPC,
  * CLI) mints through this method, so none can forget it. Order inside issue(): malformed thread
  * (not_found) → inactive subscription (forbidden) → rate limit (rate_limited), matching
- * DESIGN.md's precedence; authentication (401) is the caller's, before it calls.
+ * the precedence of docs/PRODUCT-RULES.md; authentication (401) is the caller's, before it calls.
  */
 export function createStreamTokenService(dependencies: StreamTokenServiceDependencies): StreamTokenService {
   const { config, clock, rateLimits } = dependencies;

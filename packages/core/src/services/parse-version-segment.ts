@@ -1,7 +1,7 @@
 import { isUuid } from "@promptrun/contract";
 import type { VersionSelector } from "../ports.ts";
 
-/** DESIGN.md: UUID → version id; `^[1-9][0-9]*$` → version number; `latest`; anything else → tag (case-sensitive). */
+/** docs/PRODUCT-RULES.md "Prompts and versions": UUID → version id; `^[1-9][0-9]*$` → version number; `latest`; anything else → tag (case-sensitive). */
 export function parseVersionSegment(segment: string): VersionSelector {
   if (isUuid(segment)) return { kind: "id", id: segment.toLowerCase() };
   if (/^[1-9][0-9]*$/.test(segment)) return { kind: "number", version: Number(segment) };

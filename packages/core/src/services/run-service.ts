@@ -53,7 +53,7 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
     createPendingRunCounter({ countPending: (tenantId) => store.runs.countPending(tenantId), clock });
 
   const requireRun = async (tenantId: string, id: string): Promise<RunRecord> => {
-    // Malformed ids and other tenants' runs read exactly like unknown ones (DESIGN.md: never 403).
+    // Malformed ids and other tenants' runs read exactly like unknown ones (docs/PRODUCT-RULES.md: never 403).
     const run = isUuid(id) ? await store.runs.get(tenantId, id.toLowerCase()) : null;
     if (!run) throw notFound(`run '${id}' not found`);
     return run;
@@ -69,7 +69,7 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
 
   return {
     async create(tenant, slug, versionSegment, body, options) {
-      // 0. The subscription (403 precedes 404 in DESIGN.md). The REST adapter checks it too, before
+      // 0. The subscription (403 precedes 404, docs/PRODUCT-RULES.md). The REST adapter checks it too, before
       // content type and size; this keeps tRPC and the CLI from ever starting a run without one.
       if (!tenant.subscriptionActive) throw forbidden("no active subscription");
 

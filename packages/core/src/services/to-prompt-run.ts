@@ -4,7 +4,7 @@ import type { RunRecord } from "../ports.ts";
 const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
 
 /**
- * RunRecord → the contract's PromptRun, enforcing the spec's state rules whatever the record
+ * RunRecord → the contract's PromptRun, enforcing the run state rules (docs/PRODUCT-RULES.md "Runs") whatever the record
  * holds: pending → finishedAt, output, tokenUsage and cost null; failed → output and tokenUsage
  * null and an error message; completed → error null. `prompt.id` is the version id (it pins the
  * exact content that ran).

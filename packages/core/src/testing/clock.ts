@@ -19,6 +19,3 @@ export function manualClock(start: Date = new Date("2030-01-01T00:00:00.000Z")):
     },
   };
 }
-
-/** Same as manualClock: fixed until advanced. */
-export const fixedClock = manualClock;

@@ -1,5 +1,5 @@
-export { fixedClock, type ManualClock, manualClock } from "./clock.ts";
+export { type ManualClock, manualClock } from "./clock.ts";
 export * from "./fake-providers/index.ts";
 export { createMemoryStore } from "./memory-store.ts";
-export { type RecordingEngine, recordingEngine } from "./recording-engine.ts";
+export { recordingEngine } from "./recording-engine.ts";
 export { createTestConfig, TEST_SECRET } from "./test-config.ts";

@@ -2,6 +2,7 @@ export { startFakeAnthropic } from "./fake-anthropic.ts";
 export { startFakeOpenAI } from "./fake-openai.ts";
 export type {
   FakeErrorReply,
+  FakeFloodReply,
   FakeReply,
   FakeRequest,
   FakeScript,

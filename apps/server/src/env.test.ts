@@ -111,6 +111,24 @@ describe("parseEnvironment", () => {
     );
   });
 
+  test("provider response and output caps: defaults and overrides", () => {
+    expect(parseEnvironment({}).engine.run).toMatchObject({
+      maxOutputBytes: 4_194_304,
+      maxResponseBytes: 67_108_864,
+      maxResponseLineBytes: 1_048_576,
+    });
+    const config = parseEnvironment({
+      PROMPTRUN_MAX_OUTPUT_BYTES: "1000",
+      PROMPTRUN_PROVIDER_MAX_RESPONSE_BYTES: "2000",
+      PROMPTRUN_PROVIDER_MAX_LINE_BYTES: "300",
+    });
+    expect(config.engine.run).toMatchObject({
+      maxOutputBytes: 1000,
+      maxResponseBytes: 2000,
+      maxResponseLineBytes: 300,
+    });
+  });
+
   test("PROMPTRUN_DEV_MODEL: on by default, false turns the development model off", () => {
     expect(parseEnvironment({}).engine.devModel).toBe(true);
     expect(parseEnvironment({ PROMPTRUN_DEV_MODEL: "false" }).engine.devModel).toBe(false);

@@ -85,6 +85,12 @@ export interface PromptrunConfig {
     idleTimeoutMs: number;
     backoffBaseMs: number;
     backoffMaxMs: number;
+    /** UTF-8 bytes of a run's output; past it the attempt ends and the run fails (not retried). */
+    maxOutputBytes: number;
+    /** Bytes of one provider response body (per attempt). */
+    maxResponseBytes: number;
+    /** Bytes of one line of a provider response (an SSE line, or a body without newlines). */
+    maxResponseLineBytes: number;
   };
   /** How much of a channel's history a run loads as memory (newest whole exchanges). */
   memory: MemoryBound;
@@ -124,6 +130,9 @@ export const defaultConfig = (
     idleTimeoutMs: 120_000,
     backoffBaseMs: 500,
     backoffMaxMs: 30_000,
+    maxOutputBytes: 4 * 1024 * 1024,
+    maxResponseBytes: 64 * 1024 * 1024,
+    maxResponseLineBytes: 1024 * 1024,
   },
   memory: DEFAULT_MEMORY_BOUND,
   agingSeconds: 30,

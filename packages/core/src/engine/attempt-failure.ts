@@ -13,6 +13,7 @@ export type FailureReason =
   | "idle_timeout"
   | "attempt_timeout"
   | "configuration"
+  | "response_too_large"
   | "unknown";
 
 export interface AttemptFailure {
@@ -63,6 +64,7 @@ export function classifyAttemptError(
     now: Date;
     idleTimeoutMs: number;
     attemptTimeoutMs: number;
+    maxOutputBytes?: number;
   },
 ): AttemptFailure {
   const { provider } = context;
@@ -93,8 +95,15 @@ export function classifyAttemptError(
     return finish(true, "attempt_timeout", `${provider} call timed out after ${context.attemptTimeoutMs} ms`);
   }
 
-  // Our own refusals (a tenant URL on a private range…) surface through the provider's fetch.
+  if (interruption?.kind === "output_limit") {
+    return finish(false, "response_too_large", `${provider} output passed ${context.maxOutputBytes} bytes`);
+  }
+
+  // Our own refusals (a tenant URL on a private range, a response past its caps…) surface
+  // through the provider's fetch; retrying would only repeat them.
   const refusal = findInCauses(error, PromptrunError.isInstance);
+  if (refusal?.code === "payload_too_large")
+    return finish(false, "response_too_large", `${provider} ${refusal.message}`);
   if (refusal) return finish(false, "configuration", refusal.message);
 
   const apiError = findInCauses(error, APICallError.isInstance);

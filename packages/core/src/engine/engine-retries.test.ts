@@ -179,3 +179,91 @@ describe("engine retries", () => {
     expect(ended.cost?.retries.output).toBeGreaterThan(0);
   });
 });
+
+describe("provider responses are bounded", () => {
+  const MiB = 1024 * 1024;
+
+  test("a stream with no newline fails at the line cap, once, and the upstream is dropped", async () => {
+    const openai = track(startFakeOpenAI({ type: "flood", bytes: 256 * MiB }));
+    const fixture = await withOpenAI(openai, { run: { maxResponseLineBytes: MiB } });
+    const ended = await fixture.waitForEnd((await fixture.createRun()).id, 30_000);
+    expect(ended.status).toBe("failed");
+    expect(ended.error).toBe(
+      "openai provider response too large: a line passed 1048576 bytes without a newline",
+    );
+    expect(openai.requests).toHaveLength(1);
+    const stream = await openai.waitForStreamEnd(0, 10_000);
+    expect(stream.outcome).toBe("client-closed");
+    // Cancelled near the cap, not after the 256 MiB (socket buffers allow some slack).
+    expect(stream.tokensSent).toBeLessThan(32 * MiB);
+  });
+
+  test("the SDK path (Anthropic) is capped the same way", async () => {
+    const anthropic = track(startFakeAnthropic({ type: "flood", bytes: 256 * MiB }));
+    const fixture = track(
+      await createEngineFixture({
+        prompt: { model: "anthropic:claude-haiku-4-5" },
+        run: { maxResponseLineBytes: MiB },
+        config: {
+          providers: {
+            openai: {},
+            anthropic: { apiKey: "sk-ant-server", baseUrl: anthropic.baseUrl },
+            compatible: [],
+          },
+        },
+      }),
+    );
+    await fixture.engine.start();
+    const ended = await fixture.waitForEnd((await fixture.createRun()).id, 30_000);
+    expect(ended.status).toBe("failed");
+    expect(ended.error).toBe(
+      "anthropic provider response too large: a line passed 1048576 bytes without a newline",
+    );
+    expect(anthropic.requests).toHaveLength(1);
+    expect((await anthropic.waitForStreamEnd(0, 10_000)).tokensSent).toBeLessThan(32 * MiB);
+  });
+
+  test("a body past the per-attempt cap fails, even with newlines in it", async () => {
+    const openai = track(
+      startFakeOpenAI({ type: "stream", tokens: Array.from({ length: 2_000 }, () => "x".repeat(1_000)) }),
+    );
+    const fixture = await withOpenAI(openai, { run: { maxResponseBytes: 512 * 1024 } });
+    const ended = await fixture.waitForEnd((await fixture.createRun()).id, 30_000);
+    expect(ended.status).toBe("failed");
+    expect(ended.error).toBe("openai provider response too large: the body passed 524288 bytes");
+    expect(openai.requests).toHaveLength(1);
+  });
+
+  test("an output past maxOutputBytes fails the run, once; nothing of it is stored", async () => {
+    const openai = track(
+      startFakeOpenAI({ type: "stream", tokens: Array.from({ length: 300 }, () => "é".repeat(100)) }),
+    );
+    const fixture = await withOpenAI(openai, { run: { maxOutputBytes: 10_000 } });
+    const ended = await fixture.waitForEnd((await fixture.createRun()).id, 30_000);
+    expect(ended.status).toBe("failed");
+    expect(ended.error).toBe("openai output passed 10000 bytes");
+    expect(ended.output).toBeNull();
+    expect(openai.requests).toHaveLength(1);
+    const tokens = fixture.eventsOf(ended.id).filter((delivered) => delivered.event.type === "run.token");
+    // 200 bytes per token: 50 fit, the 51st crosses the cap and is not published.
+    expect(tokens).toHaveLength(50);
+  });
+
+  test("a huge error body is cut at the line cap; a long error message is stored cut to 4 KiB", async () => {
+    const flood = track(startFakeOpenAI({ type: "flood", status: 400, bytes: 50 * MiB }));
+    const fixture = await withOpenAI(flood, { run: { maxResponseLineBytes: MiB } });
+    const ended = await fixture.waitForEnd((await fixture.createRun()).id, 30_000);
+    expect(ended.status).toBe("failed");
+    expect(Buffer.byteLength(ended.error ?? "")).toBeLessThanOrEqual(4_096);
+    expect(flood.requests).toHaveLength(1);
+
+    const wordy = track(startFakeOpenAI({ type: "error", status: 400, message: "é".repeat(100_000) }));
+    const second = await withOpenAI(wordy);
+    const failed = await second.waitForEnd((await second.createRun()).id, 30_000);
+    expect(failed.status).toBe("failed");
+    expect(failed.error?.startsWith("openai returned 400: éé")).toBe(true);
+    expect(failed.error?.endsWith("…[truncated]")).toBe(true);
+    expect(Buffer.byteLength(failed.error ?? "")).toBeLessThanOrEqual(4_096);
+    expect(Buffer.byteLength(failed.error ?? "")).toBeGreaterThan(4_000);
+  });
+});

@@ -38,6 +38,7 @@ export interface RunOptions {
 }
 
 const realClock = { now: () => new Date() };
+const defaultRunLimits = createTestConfig().run;
 
 export async function createEngineFixture(options: FixtureOptions = {}) {
   const store = options.store ?? createMemoryStore();
@@ -46,6 +47,7 @@ export async function createEngineFixture(options: FixtureOptions = {}) {
     allowPrivateUrls: true,
     ...options.config,
     run: {
+      ...defaultRunLimits,
       maxAttempts: 3,
       attemptTimeoutMs: 20_000,
       idleTimeoutMs: 5_000,

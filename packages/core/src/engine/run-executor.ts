@@ -70,6 +70,19 @@ type AttemptResult =
   | { ok: true; output: string; usage: TokenUsage }
   | { ok: false; failure: AttemptFailure; interruption: RunInterruption | null; consumed: TokenUsage };
 
+/** UTF-8 bytes of a stored run error; a provider may send megabytes of error text. */
+export const MAX_ERROR_MESSAGE_BYTES = 4_096;
+const TRUNCATED = "…[truncated]";
+
+/** Cuts a message to MAX_ERROR_MESSAGE_BYTES (marker included), never inside a character. */
+export function truncateErrorMessage(message: string): string {
+  if (Buffer.byteLength(message) <= MAX_ERROR_MESSAGE_BYTES) return message;
+  const room = MAX_ERROR_MESSAGE_BYTES - Buffer.byteLength(TRUNCATED);
+  // encodeInto stops before a character that does not fit whole; `read` is in UTF-16 units.
+  const { read } = new TextEncoder().encodeInto(message, new Uint8Array(room));
+  return message.slice(0, read) + TRUNCATED;
+}
+
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** Runs one run to its end (or until shutdown interrupts it). Never throws for run-level failures. */
@@ -97,10 +110,11 @@ export async function executeRun(
     );
 
   const endFailed = async (
-    error: string,
+    untrimmedError: string,
     cancelled: boolean,
     lastAttempt: number,
   ): Promise<ExecutionOutcome> => {
+    const error = truncateErrorMessage(untrimmedError);
     const finishedAt = clock.now();
     const cost: Cost = buildCost(
       zeroCostBlock(retryBlocks.every((block) => block.priced !== false)),
@@ -372,6 +386,7 @@ async function runAttempt(
 
   const observation = emptyObservation();
   let output = "";
+  let outputBytes = 0;
   let index = 0;
   let streamError: unknown;
   try {
@@ -383,6 +398,12 @@ async function runAttempt(
         signal: controller.signal,
         onActivity: touch,
         onText: (delta) => {
+          if (controller.signal.aborted) return;
+          outputBytes += Buffer.byteLength(delta);
+          if (outputBytes > config.run.maxOutputBytes) {
+            abort(new RunInterruption("output_limit"));
+            return;
+          }
           if (index === 0) onFirstToken();
           output += delta;
           events.publish(run.tenantId, run.threadId, {
@@ -410,6 +431,7 @@ async function runAttempt(
       now: deps.clock.now(),
       idleTimeoutMs: config.run.idleTimeoutMs,
       attemptTimeoutMs: config.run.attemptTimeoutMs,
+      maxOutputBytes: config.run.maxOutputBytes,
     });
   if (interruption) {
     return {

@@ -1,5 +1,5 @@
 /** Why an attempt's abort signal fired; carried as the signal's reason. */
-export type InterruptionKind = "cancel" | "stop" | "idle" | "timeout";
+export type InterruptionKind = "cancel" | "stop" | "idle" | "timeout" | "output_limit";
 
 export class RunInterruption extends Error {
   constructor(readonly kind: InterruptionKind) {

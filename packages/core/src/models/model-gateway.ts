@@ -6,6 +6,7 @@ import type { PromptParams } from "@promptrun/contract";
 import type { PromptrunConfig } from "../config.ts";
 import { invalid } from "../errors.ts";
 import { assertPublicUrl, createGuardedFetch } from "../security/url-guard.ts";
+import { capResponseBodies } from "./capped-response-fetch.ts";
 import { createDevEchoModel } from "./dev-echo-model.ts";
 import { assertKnownModel } from "./known-providers.ts";
 import { createLeanChatStreamModel } from "./lean-chat-stream-model.ts";
@@ -34,7 +35,9 @@ export interface ModelGateway {
 }
 
 export interface ModelGatewayOptions {
-  config: Pick<PromptrunConfig, "providers" | "allowPrivateUrls" | "devModel">;
+  config: Pick<PromptrunConfig, "providers" | "allowPrivateUrls" | "devModel"> & {
+    run: Pick<PromptrunConfig["run"], "maxResponseBytes" | "maxResponseLineBytes">;
+  };
   /** Transport for provider calls (tests inject one); tenant URLs get the private-range guard on top. */
   fetch?: typeof fetch;
 }
@@ -50,8 +53,14 @@ const ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com/v1";
  */
 export function createModelGateway(options: ModelGatewayOptions): ModelGateway {
   const { config } = options;
-  const baseFetch = options.fetch ?? globalThis.fetch;
-  const guardedFetch = createGuardedFetch({ allowPrivate: config.allowPrivateUrls, fetch: baseFetch });
+  const rawFetch = options.fetch ?? globalThis.fetch;
+  // Every provider response is counted as it is read, whichever transport carries it.
+  const caps = { maxBodyBytes: config.run.maxResponseBytes, maxLineBytes: config.run.maxResponseLineBytes };
+  const baseFetch = capResponseBodies(rawFetch, caps);
+  const guardedFetch = capResponseBodies(
+    createGuardedFetch({ allowPrivate: config.allowPrivateUrls, fetch: rawFetch }),
+    caps,
+  );
 
   /** Tenant URLs are checked now (clear error) and again at connect time (DNS rebinding). */
   const transportFor = async (provider: string, credentials: ProviderCredentials): Promise<typeof fetch> => {

@@ -33,7 +33,19 @@ export interface FakeErrorReply {
   headers?: Record<string, string>;
 }
 
-export type FakeReply = FakeStreamReply | FakeErrorReply;
+/**
+ * A hostile upstream: `bytes` of `x` with no newline (as fast as the client reads), under
+ * `status` (default 200, as an event stream; other statuses as a JSON error body).
+ */
+export interface FakeFloodReply {
+  type: "flood";
+  bytes: number;
+  status?: number;
+  /** Bytes per write (default 64 KiB). */
+  chunkBytes?: number;
+}
+
+export type FakeReply = FakeStreamReply | FakeErrorReply | FakeFloodReply;
 
 export interface FakeRequest {
   /** 0-based order of arrival. */

@@ -1,6 +1,7 @@
 import {
   defaultUsage,
   type FakeErrorReply,
+  type FakeFloodReply,
   type FakeRequest,
   type FakeScript,
   type FakeStreamReply,
@@ -172,6 +173,43 @@ export function startFakeProviderServer(format: WireFormat, script: FakeScript):
     });
   };
 
+  /** Sends `x` bytes without a newline; tokensSent counts bytes. Ends when the client leaves. */
+  const floodResponse = (reply: FakeFloodReply, request: FakeRequest, signal: AbortSignal): Response => {
+    const record: FakeStreamRecord = {
+      requestIndex: request.index,
+      openedAt: Date.now(),
+      endedAt: null,
+      endSequence: null,
+      outcome: null,
+      tokensSent: 0,
+    };
+    streams.push(record);
+    signal.addEventListener("abort", () => endStream(record, "client-closed"));
+    const chunk = encoder.encode("x".repeat(reply.chunkBytes ?? 65_536));
+    const body = new ReadableStream<Uint8Array>({
+      // Pull: one chunk per read, so the flood goes as fast as the client takes it.
+      pull(controller) {
+        if (record.outcome !== null || closed) return;
+        if (record.tokensSent >= reply.bytes) {
+          endStream(record, "completed");
+          controller.close();
+          return;
+        }
+        const part = chunk.subarray(0, Math.min(chunk.byteLength, reply.bytes - record.tokensSent));
+        record.tokensSent += part.byteLength;
+        controller.enqueue(part);
+      },
+      cancel() {
+        endStream(record, "client-closed");
+      },
+    });
+    const status = reply.status ?? 200;
+    return new Response(body, {
+      status,
+      headers: { "content-type": status === 200 ? "text/event-stream" : "application/json" },
+    });
+  };
+
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -208,6 +246,7 @@ export function startFakeProviderServer(format: WireFormat, script: FakeScript):
         if (reply.retryAfter !== undefined) headers["retry-after"] = reply.retryAfter;
         return new Response(JSON.stringify(format.errorBody(reply)), { status: reply.status, headers });
       }
+      if (reply.type === "flood") return floodResponse(reply, request, httpRequest.signal);
       return streamResponse(reply, request, httpRequest.signal);
     },
   });

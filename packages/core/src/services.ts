@@ -85,7 +85,8 @@ export interface RunService {
 }
 
 export interface ThreadService {
-  get(tenantId: string, threadId: string): Promise<Thread>;
+  /** One page of the thread's messages, oldest first, bounded in count and bytes. */
+  get(tenantId: string, threadId: string, page?: PageInput): Promise<Thread>;
 }
 
 export interface StreamTokenClaims {

@@ -135,6 +135,13 @@ describe("parseEnvironment", () => {
     expect(() => parseEnvironment({ PROMPTRUN_DEV_MODEL: "maybe" })).toThrow("PROMPTRUN_DEV_MODEL");
   });
 
+  test("PROMPTRUN_METRICS_TOKEN: unset leaves /metrics open; set, it reaches the API config; short is refused", () => {
+    expect(parseEnvironment({}).api.metricsToken).toBeUndefined();
+    const token = "scrape-token-0123456789";
+    expect(parseEnvironment({ PROMPTRUN_METRICS_TOKEN: token }).api.metricsToken).toBe(token);
+    expect(() => parseEnvironment({ PROMPTRUN_METRICS_TOKEN: "short" })).toThrow("PROMPTRUN_METRICS_TOKEN");
+  });
+
   test("an invalid value names the variable in one line", () => {
     const message = (env: Record<string, string>) => {
       try {

@@ -44,8 +44,13 @@ export const runFailedEventSchema = z.object({
 });
 /** Sent when Last-Event-ID is older than the replay buffer: the client must resynchronise. */
 export const resetEventSchema = z.object({ thread: uuidSchema, reason: z.string() });
-/** Sent before the server closes a stream on purpose (shutdown, slow consumer, token expiry). */
-export const endEventSchema = z.object({ reason: z.enum(["shutdown", "slow_consumer", "token_expired"]) });
+/**
+ * Sent before the server closes a stream on purpose: shutdown, slow consumer, token expiry, the
+ * tenant's subscription deactivated, or the API key that minted the token revoked.
+ */
+export const endEventSchema = z.object({
+  reason: z.enum(["shutdown", "slow_consumer", "token_expired", "tenant_inactive", "key_revoked"]),
+});
 
 export const threadEventSchemas = {
   "run.started": runStartedEventSchema,

@@ -32,7 +32,8 @@ export const runListInputSchema = pageRequestSchema.extend({
   status: runStatusSchema.optional(),
 });
 
-export const threadGetInputSchema = z.object({ id: uuidSchema });
+/** Messages are paged oldest first: `limit` (1–200, default 50) and the `nextCursor` of the last page. */
+export const threadGetInputSchema = pageRequestSchema.extend({ id: uuidSchema });
 export const threadMessageSchema = z.object({
   role: z.enum(["user", "assistant"]),
   content: z.string(),
@@ -43,7 +44,10 @@ export type ThreadMessage = z.infer<typeof threadMessageSchema>;
 export const threadSchema = z.object({
   id: uuidSchema,
   createdAt: z.iso.datetime(),
+  /** This page's messages by channel, oldest first. */
   channels: z.record(z.string(), z.array(threadMessageSchema)),
+  /** More messages follow: pass it as `cursor`; null on the last page. */
+  nextCursor: z.string().nullable(),
 });
 export type Thread = z.infer<typeof threadSchema>;
 export const streamTokenInputSchema = z.object({ thread: uuidSchema });

@@ -26,3 +26,18 @@ export const forbidden = (message: string) => new PromptrunError("forbidden", me
 export const conflict = (message: string) => new PromptrunError("conflict", message);
 export const rateLimited = (message: string, retryAfterSeconds: number) =>
   new PromptrunError("rate_limited", message, { retryAfterSeconds });
+
+/** Why a valid stream token no longer grants access: also the reason of the stream's `end` event. */
+export type StreamAccessLoss = "tenant_inactive" | "key_revoked";
+
+/** A stream token that verifies but whose tenant was deactivated or whose minting key was revoked. */
+export class StreamAccessError extends PromptrunError {
+  constructor(readonly loss: StreamAccessLoss) {
+    super(
+      loss === "tenant_inactive" ? "forbidden" : "unauthorized",
+      loss === "tenant_inactive"
+        ? "no active subscription"
+        : "the API key that minted this stream token has been revoked",
+    );
+  }
+}

@@ -30,6 +30,11 @@ export interface TenantRecord {
   createdAt: Date;
 }
 
+/** A tenant as an API key authenticated it: stream tokens it mints name that key. */
+export interface AuthenticatedTenant extends TenantRecord {
+  apiKeyId?: string;
+}
+
 export interface ApiKeyRecord {
   id: string;
   tenantId: string;

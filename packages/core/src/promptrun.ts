@@ -97,7 +97,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
     prompts: createPromptService({ store, clock, providers: config, quotas: config.quotas }),
     runs: createRunService({ store, config, clock, engine, secrets, rateLimits }),
     threads: createThreadService({ store }),
-    streamTokens: createStreamTokenService({ config, clock, rateLimits }),
+    streamTokens: createStreamTokenService({ config, clock, rateLimits, tenants: store.tenants }),
     environments: createEnvironmentService({ store, secrets, clock, quotas: config.quotas }),
     webhooks: createWebhookService({
       store,

@@ -21,7 +21,7 @@ import type {
   WebhookDeliveryAttempt,
   WebhookEventType,
 } from "@promptrun/contract";
-import type { TenantRecord, ThreadEventBus } from "./ports.ts";
+import type { AuthenticatedTenant, TenantRecord, ThreadEventBus } from "./ports.ts";
 
 export interface PageInput {
   cursor?: string | null;
@@ -30,7 +30,7 @@ export interface PageInput {
 
 export interface AuthService {
   /** Resolves an `Authorization: Bearer <key>` header value to its tenant; throws unauthorized. */
-  authenticate(authorizationHeader: string | null): Promise<TenantRecord>;
+  authenticate(authorizationHeader: string | null): Promise<AuthenticatedTenant>;
   /** Throws forbidden ("no active subscription") when the tenant's subscription is inactive. */
   requireActiveSubscription(tenant: TenantRecord): void;
 }
@@ -85,20 +85,24 @@ export interface RunService {
 }
 
 export interface ThreadService {
-  get(tenantId: string, threadId: string): Promise<Thread>;
+  /** One page of the thread's messages, oldest first, bounded in count and bytes. */
+  get(tenantId: string, threadId: string, page?: PageInput): Promise<Thread>;
 }
 
 export interface StreamTokenClaims {
   tenantId: string;
   threadId: string;
   expiresAt: Date;
+  /** The API key that minted the token (absent in tokens minted before keys were named). */
+  apiKeyId?: string;
 }
 
 export interface StreamTokenService {
-  issue(tenant: TenantRecord, threadId: string): Promise<StreamTokenResponse>;
+  issue(tenant: AuthenticatedTenant, threadId: string): Promise<StreamTokenResponse>;
   /**
    * Verifies signature, algorithm (HS256 only) and expiry (unauthorized), then that the token's
-   * thread is `threadId` (forbidden).
+   * thread is `threadId` (forbidden), then — with a store — that the tenant is still active and
+   * the minting key not revoked (StreamAccessError).
    */
   verify(token: string, threadId: string): Promise<StreamTokenClaims>;
 }

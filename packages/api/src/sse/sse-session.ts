@@ -9,7 +9,7 @@ import {
   type ThreadFeed,
   type ThreadFeedSink,
 } from "./thread-feed.ts";
-import { type TokenExpiryHandler, TokenExpiryWatch } from "./watch-token-expiry.ts";
+import { type TokenEndReason, type TokenExpiryHandler, TokenExpiryWatch } from "./watch-token-expiry.ts";
 
 export const SSE_HEADERS: Record<string, string> = {
   "content-type": "text/event-stream",
@@ -121,8 +121,8 @@ class SseSession
     this.write(pingComment);
   }
 
-  onTokenExpired(): void {
-    this.end("token_expired");
+  onTokenExpired(reason: TokenEndReason): void {
+    this.end(reason);
   }
 
   /** The reader went away (client disconnect). */

@@ -1,4 +1,7 @@
-export type EndReason = "shutdown" | "slow_consumer" | "token_expired";
+import type { endEventSchema } from "@promptrun/contract";
+import type { z } from "zod";
+
+export type EndReason = z.infer<typeof endEventSchema>["reason"];
 
 /** Something long-lived that can be told to end (an SSE stream, a tRPC subscription). */
 export interface EndableStream {

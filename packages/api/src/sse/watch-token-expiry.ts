@@ -1,10 +1,13 @@
-import type { StreamTokenService } from "@promptrun/core";
+import { StreamAccessError, type StreamAccessLoss, type StreamTokenService } from "@promptrun/core";
 import { startSharedTick, stopSharedTick, type TickTarget } from "./shared-ticker.ts";
 
-/** Told about a watched token on each tick: still valid (time for a ping) or expired (once). */
+/** Why a watched token stopped being valid: its `exp`, or what minted it is gone. */
+export type TokenEndReason = "token_expired" | StreamAccessLoss;
+
+/** Told about a watched token on each tick: still valid (time for a ping) or no longer (once). */
 export interface TokenExpiryHandler {
   onTokenValid(): void;
-  onTokenExpired(): void;
+  onTokenExpired(reason: TokenEndReason): void;
 }
 
 export interface TokenExpiryWatchOptions {
@@ -49,9 +52,9 @@ export class TokenExpiryWatch implements TickTarget {
       () => {
         this.checking = false;
       },
-      () => {
+      (error: unknown) => {
         this.checking = false;
-        this.expire();
+        this.expire(error instanceof StreamAccessError ? error.loss : "token_expired");
       },
     );
   }
@@ -62,20 +65,20 @@ export class TokenExpiryWatch implements TickTarget {
     stopSharedTick(this.options.intervalMs, this);
   }
 
-  private expire(): void {
+  private expire(reason: TokenEndReason = "token_expired"): void {
     if (this.expired) return;
     this.stop();
-    this.handler.onTokenExpired();
+    this.handler.onTokenExpired(reason);
   }
 }
 
 /** A TokenExpiryWatch with callbacks; returns a function that stops watching. */
 export function watchTokenExpiry(
-  options: TokenExpiryWatchOptions & { onValid?: () => void; onExpired: () => void },
+  options: TokenExpiryWatchOptions & { onValid?: () => void; onExpired: (reason: TokenEndReason) => void },
 ): () => void {
   const watch = new TokenExpiryWatch(options, {
     onTokenValid: () => options.onValid?.(),
-    onTokenExpired: () => options.onExpired(),
+    onTokenExpired: (reason) => options.onExpired(reason),
   });
   return () => watch.stop();
 }

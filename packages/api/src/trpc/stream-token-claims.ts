@@ -1,6 +1,7 @@
 import { isUuid } from "@promptrun/contract";
 import {
   PromptrunError,
+  StreamAccessError,
   type StreamTokenClaims,
   type StreamTokenService,
   unauthorized,
@@ -39,8 +40,13 @@ export async function verifyStreamTokenOfAnyThread(
     try {
       return await streamTokens.verify(token, candidate);
     } catch (error) {
-      // forbidden = valid token, other thread: try the next candidate. Anything else is final.
-      if (!(PromptrunError.isInstance(error) && error.code === "forbidden")) throw error;
+      // forbidden = valid token, other thread: try the next candidate. Anything else (a lost
+      // tenant subscription included) is final.
+      if (
+        !(PromptrunError.isInstance(error) && error.code === "forbidden") ||
+        error instanceof StreamAccessError
+      )
+        throw error;
     }
   }
   throw unauthorized(INVALID);

@@ -62,7 +62,7 @@ async function* verifiedThreadEvents(
     threadId: claims.threadId,
     expiresAt: claims.expiresAt,
     intervalMs: config.pingIntervalMs,
-    onExpired: () => inbox.end("token_expired", { discardBacklog: false }),
+    onExpired: (reason) => inbox.end(reason, { discardBacklog: false }),
   });
 
   try {

@@ -2,8 +2,8 @@ import { hkdfSync, randomUUID } from "node:crypto";
 import { isUuid } from "@promptrun/contract";
 import { jwtVerify, SignJWT } from "jose";
 import type { PromptrunConfig } from "../config.ts";
-import { forbidden, notFound, unauthorized } from "../errors.ts";
-import type { Clock } from "../ports.ts";
+import { forbidden, notFound, StreamAccessError, unauthorized } from "../errors.ts";
+import type { Clock, TenantStore } from "../ports.ts";
 import type { RateLimitService, StreamTokenService } from "../services.ts";
 
 const SCOPE = "thread:read";
@@ -15,6 +15,8 @@ export interface StreamTokenServiceDependencies {
   clock: Clock;
   /** Stream tokens are rate limited per tenant like run creation (docs/PRODUCT-RULES.md "Limits"). */
   rateLimits?: RateLimitService;
+  /** With it, verify() also checks that the tenant is active and the minting key not revoked. */
+  tenants?: Pick<TenantStore, "get" | "listApiKeys">;
 }
 
 /** Its own HKDF label, so the signing key is unrelated to the secret box's encryption key. */
@@ -33,7 +35,19 @@ export const streamUrlFor = (streamUrl: string, threadId: string): string =>
  * the precedence of docs/PRODUCT-RULES.md; authentication (401) is the caller's, before it calls.
  */
 export function createStreamTokenService(dependencies: StreamTokenServiceDependencies): StreamTokenService {
-  const { config, clock, rateLimits } = dependencies;
+  const { config, clock, rateLimits, tenants } = dependencies;
+
+  /** A token is only as good as what minted it: checked at every connect and each re-verification. */
+  const requireAccess = async (tenantId: string, apiKeyId: string | undefined): Promise<void> => {
+    if (!tenants) return;
+    const tenant = await tenants.get(tenantId);
+    if (!tenant) throw unauthorized(INVALID);
+    if (!tenant.subscriptionActive) throw new StreamAccessError("tenant_inactive");
+    // Tokens minted before the key was named carry none: they keep working until they expire.
+    if (apiKeyId === undefined) return;
+    const key = (await tenants.listApiKeys(tenantId)).find((candidate) => candidate.id === apiKeyId);
+    if (!key || key.revokedAt !== null) throw new StreamAccessError("key_revoked");
+  };
   const keyBytes = deriveSigningKey(config.secret);
   // Imported once: given raw bytes, jose imports a WebCrypto key on every sign and verify.
   let importedKey: Promise<CryptoKey> | null = null;
@@ -51,7 +65,11 @@ export function createStreamTokenService(dependencies: StreamTokenServiceDepende
       const thread = threadId.toLowerCase();
       const issuedAt = Math.floor(clock.now().getTime() / 1000);
       const expiresAt = issuedAt + config.streamTokenTtlSeconds;
-      const token = await new SignJWT({ thread, scope: SCOPE })
+      const token = await new SignJWT({
+        thread,
+        scope: SCOPE,
+        ...(tenant.apiKeyId === undefined ? {} : { key: tenant.apiKeyId }),
+      })
         .setProtectedHeader({ alg: "HS256", typ: "JWT" })
         .setSubject(tenant.id)
         .setAudience(AUDIENCE)
@@ -79,11 +97,23 @@ export function createStreamTokenService(dependencies: StreamTokenServiceDepende
         // Bad signature, other algorithm, expiry, garbage: all read the same to the client.
         throw unauthorized(INVALID);
       }
-      const { sub, thread, scope, exp } = payload;
-      if (typeof sub !== "string" || typeof thread !== "string" || scope !== SCOPE || typeof exp !== "number")
+      const { sub, thread, scope, exp, key } = payload;
+      if (
+        typeof sub !== "string" ||
+        typeof thread !== "string" ||
+        scope !== SCOPE ||
+        typeof exp !== "number" ||
+        (key !== undefined && typeof key !== "string")
+      )
         throw unauthorized(INVALID);
       if (thread !== threadId.toLowerCase()) throw forbidden("stream token is for another thread");
-      return { tenantId: sub, threadId: thread, expiresAt: new Date(exp * 1000) };
+      await requireAccess(sub, key);
+      return {
+        tenantId: sub,
+        threadId: thread,
+        expiresAt: new Date(exp * 1000),
+        ...(key === undefined ? {} : { apiKeyId: key }),
+      };
     },
   };
 }

@@ -19,7 +19,7 @@ export function createAuthService(dependencies: { store: Store }): AuthService {
       const found = await store.tenants.findApiKeyByHash(hash);
       if (!found || !apiKeyHashesEqual(hash, found.key.hash)) throw unauthorized("invalid API key");
       if (found.key.revokedAt !== null) throw unauthorized("API key has been revoked");
-      return found.tenant;
+      return { ...found.tenant, apiKeyId: found.key.id };
     },
     requireActiveSubscription(tenant) {
       if (!tenant.subscriptionActive) throw forbidden("no active subscription");

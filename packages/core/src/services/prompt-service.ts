@@ -7,7 +7,7 @@ import type { PromptService } from "../services.ts";
 import { assertTemplatesDeclared, validateInputs } from "../templating/template.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { formatValidationError } from "./format-validation-error.ts";
-import { clampPage } from "./page.ts";
+import { boundedPage, clampPage } from "./page.ts";
 import { describeMissingVersion, parseVersionSegment } from "./parse-version-segment.ts";
 import { createQuotaGuard } from "./tenant-quota.ts";
 import { tagsForVersion, toPromptSummary, toPromptVersion } from "./to-prompt-version.ts";
@@ -159,13 +159,12 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
     async versions(tenantId, slug, page) {
       const prompt = await store.prompts.getPrompt(tenantId, slug);
       if (!prompt) throw notFound(`prompt '${slug}' not found`);
-      const result = await store.prompts.listVersions(tenantId, slug, clampPage(page));
-      return {
-        items: result.items.map((version) =>
-          toPromptVersion(version, tagsForVersion(prompt, version.version)),
-        ),
-        nextCursor: result.nextCursor,
-      };
+      const { cursor, limit } = clampPage(page);
+      return boundedPage(
+        (pageLimit) => store.prompts.listVersions(tenantId, slug, { cursor, limit: pageLimit }),
+        (version) => toPromptVersion(version, tagsForVersion(prompt, version.version)),
+        limit,
+      );
     },
   };
 }

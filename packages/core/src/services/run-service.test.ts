@@ -3,6 +3,7 @@ import { isUuid } from "@promptrun/contract";
 import type { PromptrunConfig } from "../config.ts";
 import { rejection } from "../testing/rejection.ts";
 import { createServiceFixture, greetPrompt } from "../testing/service-fixture.ts";
+import { createRunService } from "./run-service.ts";
 
 const THREAD = "0190f1f0-0000-7000-8000-0000000000aa";
 
@@ -328,5 +329,37 @@ describe("RunService.get, list, cancel", () => {
     const again = await rejection(services.runs.cancel(tenant.id, id));
     expect([again.code, again.message]).toEqual(["conflict", "run has already ended"]);
     expect(engine.cancelled).toEqual([id]);
+  });
+});
+
+describe("RunService.list byte budget", () => {
+  test("a page stops before its JSON passes maxPageBytes, still with a nextCursor; paging sees every run once", async () => {
+    const fixture = createServiceFixture();
+    const { tenant } = await fixture.createTenant("A");
+    await fixture.services.prompts.push(tenant.id, [greetPrompt]);
+    const created: string[] = [];
+    for (let index = 0; index < 12; index++) {
+      const { id } = await fixture.services.runs.create(tenant, "greet", "latest", {
+        inputs: { name: `${index}-${"x".repeat(300)}` },
+      });
+      created.push(id);
+      fixture.clock.advance(1_000);
+    }
+    const maxPageBytes = 3_000;
+    const runs = createRunService({ ...fixture, maxPageBytes });
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page = await runs.list(tenant.id, {}, { cursor, limit: 50 });
+      expect(page.items.length).toBeGreaterThan(0);
+      expect(Buffer.byteLength(JSON.stringify(page.items))).toBeLessThanOrEqual(maxPageBytes);
+      seen.push(...page.items.map((run) => run.id));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor !== null && pages < 50);
+    expect(pages).toBeGreaterThan(1);
+    expect([...seen].sort()).toEqual([...created].sort());
+    expect(new Set(seen).size).toBe(created.length);
   });
 });

@@ -9,7 +9,7 @@ import type { SecretBox } from "../security/secret-box.ts";
 import type { RateLimitService, RunService } from "../services.ts";
 import { validateInputs } from "../templating/template.ts";
 import { formatValidationError } from "./format-validation-error.ts";
-import { clampPage } from "./page.ts";
+import { boundedPage, clampPage, MAX_PAGE_BYTES } from "./page.ts";
 import { describeMissingVersion, parseVersionSegment } from "./parse-version-segment.ts";
 import { createPendingRunCounter, type PendingRunCounter } from "./pending-run-counter.ts";
 import { toPromptRun } from "./to-prompt-run.ts";
@@ -28,6 +28,8 @@ export interface RunServiceDependencies {
   newId?: () => string;
   /** The per-tenant pending cap's bookkeeping; default: counted in the store now and then. */
   pendingRuns?: PendingRunCounter;
+  /** Byte budget of one list page (default MAX_PAGE_BYTES); tests lower it. */
+  maxPageBytes?: number;
 }
 
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
@@ -48,6 +50,7 @@ const newRunRecord = (run: NewRun): RunRecord => ({
 export function createRunService(dependencies: RunServiceDependencies): RunService {
   const { store, config, clock, engine, secrets, rateLimits } = dependencies;
   const newId = dependencies.newId ?? (() => uuidv7(clock.now().getTime()));
+  const maxPageBytes = dependencies.maxPageBytes ?? MAX_PAGE_BYTES;
   const pendingRuns =
     dependencies.pendingRuns ??
     createPendingRunCounter({ countPending: (tenantId) => store.runs.countPending(tenantId), clock });
@@ -173,17 +176,19 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
     },
 
     async list(tenantId, filter, page) {
-      const result = await store.runs.list(
-        tenantId,
-        {
-          ...(filter.thread !== undefined && { threadId: filter.thread.toLowerCase() }),
-          ...(filter.channel !== undefined && { channel: filter.channel }),
-          ...(filter.slug !== undefined && { slug: filter.slug }),
-          ...(filter.status !== undefined && { status: filter.status }),
-        },
-        clampPage(page),
+      const storeFilter = {
+        ...(filter.thread !== undefined && { threadId: filter.thread.toLowerCase() }),
+        ...(filter.channel !== undefined && { channel: filter.channel }),
+        ...(filter.slug !== undefined && { slug: filter.slug }),
+        ...(filter.status !== undefined && { status: filter.status }),
+      };
+      const { cursor, limit } = clampPage(page);
+      return boundedPage(
+        (pageLimit) => store.runs.list(tenantId, storeFilter, { cursor, limit: pageLimit }),
+        toPromptRun,
+        limit,
+        maxPageBytes,
       );
-      return { items: result.items.map(toPromptRun), nextCursor: result.nextCursor };
     },
 
     async cancel(tenantId, id) {

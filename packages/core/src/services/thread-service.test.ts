@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { rejection } from "../testing/rejection.ts";
 import { createServiceFixture, greetPrompt } from "../testing/service-fixture.ts";
+import { createThreadService } from "./thread-service.ts";
 
 const THREAD = "0190f1f0-0000-7000-8000-0000000000aa";
 const block = { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 };
@@ -60,5 +61,60 @@ describe("ThreadService", () => {
       const error = await rejection(services.threads.get(tenantId, threadId));
       expect([error.code, error.message]).toEqual(["not_found", `thread '${threadId}' not found`]);
     }
+  });
+});
+
+describe("ThreadService paging", () => {
+  test("pages of `limit` messages (default 50), bounded in bytes, each with a nextCursor until the last", async () => {
+    const { services, store, clock, createTenant } = createServiceFixture();
+    const { tenant } = await createTenant("A");
+    await services.prompts.push(tenant.id, [greetPrompt]);
+    for (let index = 0; index < 30; index++) {
+      const { id } = await services.runs.create(tenant, "greet", "latest", {
+        inputs: { name: String(index) },
+        thread: THREAD,
+      });
+      clock.advance(1_000);
+      await store.runs.complete(id, {
+        output: `Hello ${index}`,
+        tokenUsage: { input: 1, inputCached: 0, output: 2, reasoning: 0, total: 3 },
+        cost: { success: block, retries: block, total: 0 },
+        finishedAt: clock.now(),
+        memory: [
+          { role: "user", content: `Say hello to ${index}. ${"x".repeat(200)}` },
+          { role: "assistant", content: `Hello ${index}` },
+        ],
+        deliveries: [],
+      });
+    }
+    const first = await services.threads.get(tenant.id, THREAD);
+    expect(first.channels.default).toHaveLength(50);
+    expect(first.nextCursor).not.toBeNull();
+    const last = await services.threads.get(tenant.id, THREAD, { cursor: first.nextCursor, limit: 50 });
+    expect(last.channels.default).toHaveLength(10);
+    expect(last.nextCursor).toBeNull();
+    expect(last.channels.default![0]!.content).toStartWith("Say hello to 25.");
+
+    const maxPageBytes = 2_000;
+    const bounded = createThreadService({ store, maxPageBytes });
+    const contents: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page = await bounded.get(tenant.id, THREAD, { cursor, limit: 200 });
+      const messages = page.channels.default ?? [];
+      expect(messages.length).toBeGreaterThan(0);
+      expect(Buffer.byteLength(JSON.stringify(messages))).toBeLessThanOrEqual(maxPageBytes);
+      contents.push(...messages.map((message) => message.content));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor !== null && pages < 100);
+    expect(pages).toBeGreaterThan(1);
+    expect(contents).toHaveLength(60);
+    expect(contents[1]).toBe("Hello 0");
+    expect(contents[59]).toBe("Hello 29");
+
+    const error = await rejection(services.threads.get(tenant.id, THREAD, { cursor: "garbage", limit: 5 }));
+    expect(error).toMatchObject({ code: "invalid" });
   });
 });

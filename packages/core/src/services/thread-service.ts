@@ -1,26 +1,42 @@
 import { isUuid, type ThreadMessage } from "@promptrun/contract";
 import { notFound } from "../errors.ts";
 import type { Store } from "../ports.ts";
-import type { ThreadService } from "../services.ts";
+import type { PageInput, ThreadService } from "../services.ts";
+import { clampPage, countFitting, decodeOffsetCursor, encodeOffsetCursor, MAX_PAGE_BYTES } from "./page.ts";
 
-export function createThreadService(dependencies: { store: Store }): ThreadService {
+export function createThreadService(dependencies: { store: Store; maxPageBytes?: number }): ThreadService {
   const { store } = dependencies;
+  const maxPageBytes = dependencies.maxPageBytes ?? MAX_PAGE_BYTES;
   return {
-    async get(tenantId, threadId) {
+    async get(tenantId, threadId, page: PageInput = { limit: 50 }) {
+      const { cursor, limit } = clampPage(page);
+      const offset = decodeOffsetCursor(cursor);
       const thread = isUuid(threadId) ? await store.runs.getThread(tenantId, threadId.toLowerCase()) : null;
       if (!thread) throw notFound(`thread '${threadId}' not found`);
-      const channels: Record<string, ThreadMessage[]> = {};
-      for (const message of thread.messages) {
-        const list = channels[message.channel] ?? [];
-        list.push({
+      // Messages are append-only and ordered, so an offset stays valid between pages.
+      const window = thread.messages.slice(offset, offset + limit).map((message) => ({
+        channel: message.channel,
+        message: {
           role: message.role,
           content: message.content,
           runId: message.runId,
           createdAt: message.createdAt.toISOString(),
-        });
-        channels[message.channel] = list;
+        } satisfies ThreadMessage,
+      }));
+      const taken = window.slice(0, countFitting(window, maxPageBytes));
+      const channels: Record<string, ThreadMessage[]> = {};
+      for (const { channel, message } of taken) {
+        const list = channels[channel] ?? [];
+        list.push(message);
+        channels[channel] = list;
       }
-      return { id: thread.id, createdAt: thread.createdAt.toISOString(), channels };
+      const next = offset + taken.length;
+      return {
+        id: thread.id,
+        createdAt: thread.createdAt.toISOString(),
+        channels,
+        nextCursor: next < thread.messages.length ? encodeOffsetCursor(next) : null,
+      };
     },
   };
 }

@@ -10,10 +10,13 @@ import { threadEvents } from "../thread-events.ts";
 
 export function createThreadRouter(t: TrpcRoot, { publicProcedure, tenantProcedure }: Procedures) {
   return t.router({
-    /** Messages per channel. */
+    /** One page of messages per channel, oldest first (cursor + limit; bounded in bytes). */
     get: tenantProcedure
       .input(threadGetInputSchema)
-      .query(({ ctx, input }): Promise<Thread> => ctx.services.threads.get(ctx.tenant.id, input.id)),
+      .query(
+        ({ ctx, input: { id, cursor, limit } }): Promise<Thread> =>
+          ctx.services.threads.get(ctx.tenant.id, id, { cursor, limit }),
+      ),
     /** Like POST /api/v1/threads/{thread}/stream-token (subscription and rate limit checked by the service). */
     streamToken: tenantProcedure
       .input(streamTokenInputSchema)

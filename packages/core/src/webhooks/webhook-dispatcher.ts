@@ -140,7 +140,9 @@ export function createWebhookDispatcher(dependencies: WebhookDispatcherDependenc
     const now = clock.now();
     const leaseUntil = new Date(now.getTime() + config.webhookTimeoutMs + DELIVERY_LEASE_MARGIN_MS);
     if (!(await store.webhooks.claimDelivery(delivery.id, owner, leaseUntil, now))) return;
-    const attempt = delivery.attempts + 1;
+    // The poll's row may predate an attempt that ended meanwhile: count from the stored one.
+    const current = await store.webhooks.getDelivery(delivery.tenantId, delivery.id);
+    const attempt = (current?.attempts ?? delivery.attempts) + 1;
     // Read fresh each time: the previous delivery may have disabled it or moved its streak.
     const webhook = await store.webhooks.get(delivery.tenantId, delivery.webhookId);
     const attemptedAt = clock.now();

@@ -34,11 +34,19 @@ test("SIGKILL mid-stream: every accepted run finishes exactly once, memory in cr
   stream = await SseConnection.open(url, { token });
   await stream.waitFor((event) => event.event === "ready");
 
+  // Runs go round-robin over 3 threads and 2 channels: threads[0]'s default channel gets
+  // indices 0, 6, 12, …; its third run is the one killed mid-stream.
+  const TARGET_INDEX = 12;
   const accepted: Accepted[] = [];
   for (let index = 0; index < 30; index++) {
     const thread = threads[index % threads.length]!;
     const channel = index % 2 === 0 ? "default" : "side";
-    const message = `message ${index} with several words to stream slowly`;
+    // The target streams for ~5 s (150 words, 30 ms each): the kill lands mid-stream even when
+    // events reach the test late (through Redis on Postgres).
+    const message =
+      index === TARGET_INDEX
+        ? `message ${index}${" word".repeat(150)}`
+        : `message ${index} with several words to stream slowly`;
     const response = await api(server, "/api/v1/prompts/chat/latest/runs", {
       method: "POST",
       json: { inputs: { message }, thread, channel },
@@ -52,6 +60,7 @@ test("SIGKILL mid-stream: every accepted run finishes exactly once, memory in cr
   // two before it have completed (strict channel order) and the ones after it wait.
   const watchedChannel = accepted.filter((run) => run.thread === watched && run.channel === "default");
   const target = watchedChannel[2]!;
+  expect(target.id).toBe(accepted[TARGET_INDEX]!.id);
   await stream.waitFor((event) => event.event === "run.token" && event.data.runId === target.id, 60_000);
   await server.kill();
   stream.close();

@@ -14,8 +14,18 @@ export {
 } from "./config.ts";
 export { RunScheduler } from "./engine/index.ts";
 // Errors are values with a kind; the HTTP layer maps them in one place.
-export { invalid, notFound, PromptrunError, rateLimited, unauthorized } from "./errors.ts";
+export {
+  invalid,
+  notFound,
+  PromptrunError,
+  rateLimited,
+  StreamAccessError,
+  type StreamAccessLoss,
+  unauthorized,
+} from "./errors.ts";
 export { createThreadEventHub } from "./events/index.ts";
+// The bounded thread-memory read the stores share (docs/ARCHITECTURE.md "Thread memory").
+export { DEFAULT_MEMORY_BOUND, type MemoryRowSize, memoryWindowStart } from "./memory-window.ts";
 // The ports the stores (db) and the buses implement.
 export type {
   ApiKeyRecord,
@@ -47,7 +57,11 @@ export type {
   WebhookRecord,
   WebhookStore,
 } from "./ports.ts";
+// Metrics label values stay bounded: unknown models collapse to one value.
+export { OTHER_MODEL_LABEL } from "./pricing/metrics-model-label.ts";
 export { createPromptrun, type Promptrun } from "./promptrun.ts";
+// The one parse of `Authorization: Bearer <credential>` (REST, tRPC and the SSE stream).
+export { bearerCredential } from "./security/bearer.ts";
 export { formatValidationError } from "./services/format-validation-error.ts";
 export { uuidv7 } from "./services/uuidv7.ts";
 export type {
@@ -57,9 +71,3 @@ export type {
   StreamTokenClaims,
   StreamTokenService,
 } from "./services.ts";
-// The bounded thread-memory read the stores share (docs/ARCHITECTURE.md "Thread memory").
-export { DEFAULT_MEMORY_BOUND, type MemoryRowSize, memoryWindowStart } from "./memory-window.ts";
-// Metrics label values stay bounded: unknown models collapse to one value.
-export { OTHER_MODEL_LABEL } from "./pricing/metrics-model-label.ts";
-// The one parse of `Authorization: Bearer <credential>` (REST, tRPC and the SSE stream).
-export { bearerCredential } from "./security/bearer.ts";

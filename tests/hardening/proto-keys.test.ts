@@ -175,3 +175,17 @@ describe("prompt files (CLI push)", () => {
     }
   });
 });
+
+describe("CLI env vars", () => {
+  test("`envs set … __proto__=x` is refused, not silently ignored", async () => {
+    const set = await server.cli<{ error?: string }>(
+      "envs",
+      "set",
+      server.tenantId,
+      "production",
+      "__proto__=x",
+    );
+    expect(set.code).not.toBe(0);
+    expect(`${set.json?.error ?? ""}${set.stderr}`).toContain("UPPER_CASE");
+  });
+});

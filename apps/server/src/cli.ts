@@ -268,12 +268,13 @@ async function main(): Promise<void> {
       const environment = need(rest[1], "<environment>");
       const pairs = rest.slice(2);
       if (pairs.length === 0) throw new UsageError("give at least one KEY=VALUE");
-      const values: Record<string, string> = {};
-      for (const pair of pairs) {
+      const entries = pairs.map((pair): [string, string] => {
         const index = pair.indexOf("=");
         if (index <= 0) throw new UsageError(`'${pair.split("=")[0]}' is not KEY=VALUE`);
-        values[pair.slice(0, index)] = pair.slice(index + 1);
-      }
+        return [pair.slice(0, index), pair.slice(index + 1)];
+      });
+      // fromEntries defines own keys: `__proto__=x` reaches the key check instead of vanishing.
+      const values: Record<string, string> = Object.fromEntries(entries);
       const result = await forTenant(config, tenantId, (services) =>
         services.environments.setEnvVars(tenantId, environment, values),
       );

@@ -113,6 +113,11 @@ export const createRunRequestSchema = z
   .meta({ id: "CreatePromptRunRequest" });
 export type CreateRunRequest = z.infer<typeof createRunRequestSchema>;
 
+/** Printable ASCII, 1–255 characters (what Idempotency-Key implementations commonly accept); REST header and tRPC field alike. */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+export const IDEMPOTENCY_KEY_RULE = "Idempotency-Key must be 1 to 255 printable ASCII characters";
+export const idempotencyKeySchema = z.string().regex(IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_KEY_RULE);
+
 export const createRunResponseSchema = z
   .object({ id: uuidSchema, thread: uuidSchema })
   .meta({ id: "CreatePromptRunResponse" });

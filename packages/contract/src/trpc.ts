@@ -3,7 +3,7 @@ import { channelSchema, environmentNameSchema, slugSchema, tagSchema, uuidSchema
 import { refusingProtoKey } from "./own-keys.ts";
 import { pageRequestSchema } from "./pagination.ts";
 import { promptFileSchema } from "./prompt.ts";
-import { createRunRequestSchema, runStatusSchema } from "./run.ts";
+import { createRunRequestSchema, idempotencyKeySchema, runStatusSchema } from "./run.ts";
 import { webhookEventTypeSchema } from "./webhook.ts";
 
 /** Inputs of the tRPC procedures; outputs reuse the REST resource schemas. */
@@ -22,7 +22,7 @@ export const promptTagInputSchema = z.object({
 export const runCreateInputSchema = createRunRequestSchema.extend({
   slug: slugSchema,
   version: z.string().min(1).max(200),
-  idempotencyKey: z.string().min(1).max(255).optional(),
+  idempotencyKey: idempotencyKeySchema.optional(),
 });
 export const runGetInputSchema = z.object({ id: uuidSchema });
 export const runListInputSchema = pageRequestSchema.extend({

@@ -25,6 +25,8 @@ const rateLimitHeaders = {
   "RateLimit-Reset": z.string().meta({ description: "Seconds until the bucket is full again." }),
 };
 
+const wwwAuthenticateHeader = z.string().meta({ description: "`Bearer`: the scheme that authenticates." });
+
 const jsonBody = (schema: z.ZodType) => ({ "application/json": { schema } });
 
 function errorResponse(description: string, headers?: Record<string, z.ZodType>): ZodOpenApiResponseObject {
@@ -37,7 +39,10 @@ function errorResponse(description: string, headers?: Record<string, z.ZodType>)
 
 const errors = {
   400: (description: string) => errorResponse(description),
-  401: errorResponse("Missing or invalid API key."),
+  401: errorResponse(
+    "Missing or invalid API key. Only `Authorization: Bearer <API key>` authenticates (scheme in any case, one space); a bare key, another scheme, two credentials or a key in the query string is refused.",
+    { "WWW-Authenticate": wwwAuthenticateHeader },
+  ),
   403: errorResponse("The account has no active subscription."),
   413: errorResponse("Request body larger than the limit (1 MiB by default)."),
   415: errorResponse("Content-Type is missing or not application/json (any charset)."),
@@ -308,7 +313,9 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
                 description: "An SSE stream; the events are listed in the operation's description.",
                 content: { "text/event-stream": { schema: streamMessageSchema } },
               },
-              401: errorResponse("Missing, invalid or expired stream token."),
+              401: errorResponse("Missing, invalid or expired stream token.", {
+                "WWW-Authenticate": wwwAuthenticateHeader,
+              }),
               403: errorResponse("The token belongs to another thread."),
               404: errorResponse("The thread id is malformed."),
               500: errors[500],

@@ -1,3 +1,4 @@
+import { IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_KEY_RULE } from "@promptrun/contract";
 import { invalid, PromptrunError } from "@promptrun/core";
 import { isJsonContentType } from "../http/content-type.ts";
 import { jsonResponse } from "../http/json-response.ts";
@@ -6,9 +7,6 @@ import { readBodyBytes } from "../http/read-body-bytes.ts";
 import { requirePromptPath } from "./path-params.ts";
 import { withRateLimitHeaders } from "./rate-limited-response.ts";
 import type { RestContext } from "./rest-context.ts";
-
-/** Printable ASCII, 1–255 characters (what Idempotency-Key implementations commonly accept). */
-const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
 /**
  * POST /api/v1/prompts/{slug}/{version}/runs. Checks in the order of docs/PRODUCT-RULES.md: malformed path (404),
@@ -25,10 +23,10 @@ export async function createRunHandler({ request, params, deps }: RestContext): 
   }
   const body = parseJsonBody(await readBodyBytes(request, config.maxBodyBytes), config.maxJsonDepth);
   const idempotencyKey = request.headers.get("idempotency-key");
-  if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+  if (idempotencyKey !== null && !IDEMPOTENCY_KEY_PATTERN.test(idempotencyKey)) {
     // An unknown prompt (404) outranks a malformed header (400).
     await services.prompts.get(tenant.id, slug, version);
-    throw invalid("Idempotency-Key must be 1 to 255 printable ASCII characters");
+    throw invalid(IDEMPOTENCY_KEY_RULE);
   }
   return withRateLimitHeaders(deps, tenant.id, "runs.create", async (rateLimitHeaders) => {
     const created = await services.runs.create(

@@ -12,6 +12,7 @@ import { createStreamRegistry, type EndReason } from "../sse/stream-registry.ts"
 import { createAppRouter } from "./app-router.ts";
 import { createTrpcContext } from "./context.ts";
 import { isUnexpectedError } from "./error-formatter.ts";
+import { limitTrpcRequest, MAX_TRPC_BATCH_SIZE } from "./request-limits.ts";
 
 export type { Caller, TrpcContext } from "./context.ts";
 export type { PromptrunErrorData, PromptrunErrorShape } from "./error-formatter.ts";
@@ -48,10 +49,13 @@ export function createTrpcHandler(deps: ApiDeps, options: TrpcHandlerOptions = {
   const subscriptions = createStreamRegistry();
   const streamCap = options.streamCap ?? createThreadStreamCap(DEFAULT_MAX_STREAMS_PER_THREAD);
 
-  const handle = (request: Request): Promise<Response> =>
-    fetchRequestHandler({
+  const handle = async (request: Request): Promise<Response> => {
+    const limited = limitTrpcRequest(request, deps.config);
+    if (limited instanceof Response) return limited;
+    return fetchRequestHandler({
       endpoint: "/trpc",
-      req: request,
+      req: limited,
+      maxBatchSize: MAX_TRPC_BATCH_SIZE,
       router,
       createContext: () => createTrpcContext(deps, request, { subscriptions, streamCap }),
       onError: ({ error, path, type }) => {
@@ -75,6 +79,7 @@ export function createTrpcHandler(deps: ApiDeps, options: TrpcHandlerOptions = {
         return { headers: { "retry-after": String(Math.max(1, Math.ceil(retryAfter.retryAfterSeconds))) } };
       },
     });
+  };
 
   return Object.assign(handle, {
     closeAllSubscriptions: (reason: EndReason = "shutdown") => subscriptions.closeAll(reason),

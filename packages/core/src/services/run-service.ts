@@ -1,4 +1,9 @@
-import { createRunRequestSchema, isUuid } from "@promptrun/contract";
+import {
+  createRunRequestSchema,
+  IDEMPOTENCY_KEY_PATTERN,
+  IDEMPOTENCY_KEY_RULE,
+  isUuid,
+} from "@promptrun/contract";
 import type { PromptrunConfig } from "../config.ts";
 import type { RunEngine } from "../engine-port.ts";
 import { DEFAULT_ENVIRONMENT } from "../environments/default-environment.ts";
@@ -32,7 +37,6 @@ export interface RunServiceDependencies {
   maxPageBytes?: number;
 }
 
-const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 const REUSED_KEY = "Idempotency-Key reused with a different request";
 
 const newRunRecord = (run: NewRun): RunRecord => ({
@@ -96,11 +100,9 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
         throw invalid(`environment: unknown environment '${environment}'`);
 
       const idempotencyKey = options?.idempotencyKey;
-      if (
-        idempotencyKey !== undefined &&
-        (idempotencyKey.length === 0 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH)
-      )
-        throw invalid(`Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
+      // The one rule for every transport (REST header, tRPC field, CLI).
+      if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(idempotencyKey))
+        throw invalid(IDEMPOTENCY_KEY_RULE);
 
       // 5. Rate limit: every request counts, replays included (as at Stripe).
       await rateLimits.take(tenant.id, "runs.create");

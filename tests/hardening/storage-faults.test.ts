@@ -121,8 +121,10 @@ describe.skipIf(!canMountTmpfs)("disk full during runs (tmpfs of 4 MB)", () => {
     let server: TestServer | undefined;
     try {
       server = await startServer({ dataDir: directory });
-      // Long enough outputs that their completion writes need fresh pages in the WAL.
-      const message = `${"w ".repeat(40)}${"x".repeat(100_000)}`;
+      // Long enough outputs that their completion writes need fresh pages in the WAL, in few
+      // words (the chat prompt streams one word per 30 ms): dev:echo echoes at most
+      // DEV_ECHO_MAX_CHARS (16 KiB) of whole words.
+      const message = `${"y".repeat(399)} `.repeat(40);
       const inFlight: string[] = [];
       for (let index = 0; index < 4; index++) inFlight.push(await startChat(server, message));
 
@@ -165,7 +167,7 @@ describe.skipIf(!canMountTmpfs)("disk full during runs (tmpfs of 4 MB)", () => {
       for (const id of inFlight) {
         const run = await waitForRun(server, id, 30_000);
         expect(run.status).toBe("completed");
-        expect(String(run.output).length).toBeGreaterThan(100_000);
+        expect(String(run.output).length).toBeGreaterThan(15_000);
       }
       const after = await api(server, "/api/v1/prompts/greet/latest/runs", {
         method: "POST",

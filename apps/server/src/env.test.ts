@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { defaultApiConfig } from "@promptrun/api";
+import { defaultConfig } from "@promptrun/core";
 import { parseEnvironment } from "./env.ts";
 
 describe("parseEnvironment", () => {
@@ -7,7 +9,7 @@ describe("parseEnvironment", () => {
     expect(config.port).toBe(3000);
     expect(config.host).toBe("127.0.0.1");
     expect(config.databaseUrl).toBe("file:./data/promptrun.db");
-    expect(config.engine.publicUrl).toBe("http://127.0.0.1:3000");
+    expect(config.publicUrl).toBe("http://127.0.0.1:3000");
     expect(config.engine.streamUrl).toBe("http://127.0.0.1:3000");
     expect(config.engine.streamTokenTtlSeconds).toBe(300);
     expect(config.engine.concurrency).toBe(32);
@@ -24,6 +26,13 @@ describe("parseEnvironment", () => {
       webhooks: 100,
       promptVersions: 10_000,
     });
+  });
+
+  test("an empty environment gives core's and the API's own defaults (one source)", () => {
+    const config = parseEnvironment({});
+    const { secret: _secret, ...engineDefaults } = defaultConfig({ secret: "unused" });
+    expect(config.engine).toEqual(engineDefaults);
+    expect({ ...config.api, publicUrl: config.publicUrl }).toEqual(defaultApiConfig);
   });
 
   test("per-tenant quotas are configurable and must be positive", () => {
@@ -68,7 +77,7 @@ describe("parseEnvironment", () => {
       PROMPTRUN_ALLOW_PRIVATE_URLS: "true",
       OPENAI_API_KEY: "",
     });
-    expect(config.engine.publicUrl).toBe("https://api.example.com");
+    expect(config.publicUrl).toBe("https://api.example.com");
     expect(config.engine.streamUrl).toBe("https://api.example.com");
     expect(config.engine.rateLimit).toEqual({ perSecond: 10, burst: 20 });
     expect(config.engine.webhookRetrySchedule).toEqual([0.1, 0.5]);

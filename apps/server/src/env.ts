@@ -2,9 +2,8 @@
  * The only reader of the environment. Parsed once at start; invalid configuration stops the
  * server with one line naming the variable.
  */
-import type { ApiConfig } from "@promptrun/api";
+import { type ApiConfig, DEFAULT_MAX_STREAMS_PER_THREAD, defaultApiConfig } from "@promptrun/api";
 import {
-  DEFAULT_TENANT_QUOTAS,
   defaultConfig,
   type ModelPrice,
   type OpenAICompatibleEndpoint,
@@ -16,6 +15,7 @@ const booleanString = z
   .enum(["true", "false", "1", "0", "yes", "no"])
   .transform((value) => value === "true" || value === "1" || value === "yes");
 
+const booleanText = (value: boolean) => (value ? "true" : "false");
 const positiveInt = z.coerce.number().int().positive();
 const absoluteUrl = z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/+$/, ""));
 
@@ -88,13 +88,61 @@ const priceOverrides = z.string().transform((text, context): Record<string, Mode
   return result.data;
 });
 
+// main resolves the secret; the engine's other defaults are read here.
+const { secret: _resolvedByMain, ...engineDefaults } = defaultConfig({ secret: "unused" });
+
+/**
+ * The default of every variable that has one, as one would write it in the environment: the one
+ * source of defaults. The engine's come from core's `defaultConfig` and the transport's from
+ * `@promptrun/api`; the rest are the server's own. Unset variables parse this text, so a default
+ * passes the same validation as a value; the README table and `.env.example` are generated from it
+ * (`bun run config-docs`, docs/ARCHITECTURE.md "Configuration").
+ */
+export const environmentDefaults = {
+  PORT: "3000",
+  HOST: "127.0.0.1",
+  DATABASE_URL: "file:./data/promptrun.db",
+  PROMPTRUN_REDIS_PREFIX: "promptrun",
+  PROMPTRUN_RUN_LEASE_MS: "10000",
+  PROMPTRUN_STREAM_TOKEN_TTL: String(engineDefaults.streamTokenTtlSeconds),
+  PROMPTRUN_CONCURRENCY: String(engineDefaults.concurrency),
+  PROMPTRUN_TENANT_CONCURRENCY: String(engineDefaults.tenantConcurrency),
+  PROMPTRUN_WEBHOOK_RETRY_SCHEDULE: engineDefaults.webhookRetrySchedule.join(","),
+  PROMPTRUN_WEBHOOK_TIMEOUT_MS: String(engineDefaults.webhookTimeoutMs),
+  PROMPTRUN_WEBHOOK_CONCURRENCY: String(engineDefaults.webhookConcurrency),
+  PROMPTRUN_WEBHOOK_TENANT_CONCURRENCY: String(engineDefaults.webhookTenantConcurrency),
+  PROMPTRUN_MAX_WEBHOOKS_PER_ENVIRONMENT: String(engineDefaults.maxWebhooksPerEnvironment),
+  PROMPTRUN_RATE_LIMIT: `${engineDefaults.rateLimit.perSecond}/s,${engineDefaults.rateLimit.burst}`,
+  PROMPTRUN_MAX_PENDING_RUNS: String(engineDefaults.maxPendingRunsPerTenant),
+  PROMPTRUN_MAX_API_KEYS: String(engineDefaults.quotas.apiKeys),
+  PROMPTRUN_MAX_ENVIRONMENTS: String(engineDefaults.quotas.environments),
+  PROMPTRUN_MAX_WEBHOOKS: String(engineDefaults.quotas.webhooks),
+  PROMPTRUN_MAX_PROMPT_VERSIONS: String(engineDefaults.quotas.promptVersions),
+  PROMPTRUN_MAX_STREAMS_PER_THREAD: String(DEFAULT_MAX_STREAMS_PER_THREAD),
+  PROMPTRUN_HTTP_IDLE_TIMEOUT: "30",
+  PROMPTRUN_PROVIDER_IDLE_TIMEOUT_MS: String(engineDefaults.run.idleTimeoutMs),
+  PROMPTRUN_PROVIDER_TIMEOUT_MS: String(engineDefaults.run.attemptTimeoutMs),
+  PROMPTRUN_MAX_OUTPUT_BYTES: String(engineDefaults.run.maxOutputBytes),
+  PROMPTRUN_PROVIDER_MAX_RESPONSE_BYTES: String(engineDefaults.run.maxResponseBytes),
+  PROMPTRUN_PROVIDER_MAX_LINE_BYTES: String(engineDefaults.run.maxResponseLineBytes),
+  PROMPTRUN_ALLOW_PRIVATE_URLS: booleanText(engineDefaults.allowPrivateUrls),
+  PROMPTRUN_PING_INTERVAL_MS: String(defaultApiConfig.pingIntervalMs),
+  PROMPTRUN_REPLAY_BUFFER_SECONDS: String(engineDefaults.replayBufferSeconds),
+  PROMPTRUN_MAX_ATTEMPTS: String(engineDefaults.run.maxAttempts),
+  PROMPTRUN_RETRY_BASE_MS: String(engineDefaults.run.backoffBaseMs),
+  PROMPTRUN_SEED_DEMO: "true",
+  PROMPTRUN_DEV_MODEL: booleanText(engineDefaults.devModel),
+  LOG_LEVEL: "info",
+} as const;
+const byDefault = environmentDefaults;
+
 export const environmentSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
-  HOST: z.string().min(1).default("127.0.0.1"),
+  PORT: z.coerce.number().int().min(0).max(65_535).prefault(byDefault.PORT),
+  HOST: z.string().min(1).prefault(byDefault.HOST),
   DATABASE_URL: z
     .string()
     .regex(/^(file:.+|:memory:|postgres(ql)?:\/\/.+)$/, "must be file:<path>, :memory: or postgres://…")
-    .default("file:./data/promptrun.db"),
+    .prefault(byDefault.DATABASE_URL),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\/.+/, "must be redis://…")
@@ -103,54 +151,74 @@ export const environmentSchema = z.object({
   PROMPTRUN_PREVIOUS_SECRETS: z.string().optional(),
   PROMPTRUN_PUBLIC_URL: absoluteUrl.optional(),
   PROMPTRUN_STREAM_URL: absoluteUrl.optional(),
-  PROMPTRUN_STREAM_TOKEN_TTL: positiveInt.max(86_400).default(300),
-  PROMPTRUN_CONCURRENCY: positiveInt.max(10_000).default(32),
-  PROMPTRUN_TENANT_CONCURRENCY: positiveInt.max(10_000).default(8),
-  PROMPTRUN_WEBHOOK_RETRY_SCHEDULE: retrySchedule.default([5, 300, 1800, 7200, 18000, 36000]),
-  PROMPTRUN_WEBHOOK_TIMEOUT_MS: positiveInt.min(100).max(600_000).default(15_000),
-  PROMPTRUN_WEBHOOK_CONCURRENCY: positiveInt.max(10_000).default(8),
-  PROMPTRUN_WEBHOOK_TENANT_CONCURRENCY: positiveInt.max(10_000).default(2),
-  PROMPTRUN_MAX_WEBHOOKS_PER_ENVIRONMENT: positiveInt.max(10_000).default(20),
-  PROMPTRUN_RATE_LIMIT: rateLimit.default({ perSecond: 100, burst: 200 }),
-  PROMPTRUN_ALLOW_PRIVATE_URLS: booleanString.default(false),
-  PROMPTRUN_PROVIDERS: compatibleProviders.default([]),
-  PROMPTRUN_PRICES: priceOverrides.default({}),
+  PROMPTRUN_STREAM_TOKEN_TTL: positiveInt.max(86_400).prefault(byDefault.PROMPTRUN_STREAM_TOKEN_TTL),
+  PROMPTRUN_CONCURRENCY: positiveInt.max(10_000).prefault(byDefault.PROMPTRUN_CONCURRENCY),
+  PROMPTRUN_TENANT_CONCURRENCY: positiveInt.max(10_000).prefault(byDefault.PROMPTRUN_TENANT_CONCURRENCY),
+  PROMPTRUN_WEBHOOK_RETRY_SCHEDULE: retrySchedule.prefault(byDefault.PROMPTRUN_WEBHOOK_RETRY_SCHEDULE),
+  PROMPTRUN_WEBHOOK_TIMEOUT_MS: positiveInt
+    .min(100)
+    .max(600_000)
+    .prefault(byDefault.PROMPTRUN_WEBHOOK_TIMEOUT_MS),
+  PROMPTRUN_WEBHOOK_CONCURRENCY: positiveInt.max(10_000).prefault(byDefault.PROMPTRUN_WEBHOOK_CONCURRENCY),
+  PROMPTRUN_WEBHOOK_TENANT_CONCURRENCY: positiveInt
+    .max(10_000)
+    .prefault(byDefault.PROMPTRUN_WEBHOOK_TENANT_CONCURRENCY),
+  PROMPTRUN_MAX_WEBHOOKS_PER_ENVIRONMENT: positiveInt
+    .max(10_000)
+    .prefault(byDefault.PROMPTRUN_MAX_WEBHOOKS_PER_ENVIRONMENT),
+  PROMPTRUN_RATE_LIMIT: rateLimit.prefault(byDefault.PROMPTRUN_RATE_LIMIT),
+  PROMPTRUN_ALLOW_PRIVATE_URLS: booleanString.prefault(byDefault.PROMPTRUN_ALLOW_PRIVATE_URLS),
+  PROMPTRUN_PROVIDERS: compatibleProviders.optional(),
+  PROMPTRUN_PRICES: priceOverrides.optional(),
   PROMPTRUN_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   PROMPTRUN_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
-  PROMPTRUN_PING_INTERVAL_MS: positiveInt.default(5_000),
-  PROMPTRUN_REPLAY_BUFFER_SECONDS: positiveInt.default(60),
-  PROMPTRUN_MAX_ATTEMPTS: positiveInt.max(20).default(4),
-  PROMPTRUN_RETRY_BASE_MS: positiveInt.default(500),
-  PROMPTRUN_MAX_PENDING_RUNS: positiveInt.default(100_000),
-  PROMPTRUN_MAX_API_KEYS: positiveInt.max(1_000_000).default(DEFAULT_TENANT_QUOTAS.apiKeys),
-  PROMPTRUN_MAX_ENVIRONMENTS: positiveInt.max(1_000_000).default(DEFAULT_TENANT_QUOTAS.environments),
-  PROMPTRUN_MAX_WEBHOOKS: positiveInt.max(1_000_000).default(DEFAULT_TENANT_QUOTAS.webhooks),
-  PROMPTRUN_MAX_PROMPT_VERSIONS: positiveInt.max(100_000_000).default(DEFAULT_TENANT_QUOTAS.promptVersions),
-  PROMPTRUN_PROVIDER_IDLE_TIMEOUT_MS: positiveInt.default(120_000),
-  PROMPTRUN_PROVIDER_TIMEOUT_MS: positiveInt.default(600_000),
-  PROMPTRUN_MAX_OUTPUT_BYTES: positiveInt.default(4 * 1024 * 1024),
-  PROMPTRUN_PROVIDER_MAX_RESPONSE_BYTES: positiveInt.default(64 * 1024 * 1024),
-  PROMPTRUN_PROVIDER_MAX_LINE_BYTES: positiveInt.default(1024 * 1024),
-  PROMPTRUN_HTTP_IDLE_TIMEOUT: positiveInt.max(255).default(30),
-  PROMPTRUN_MAX_STREAMS_PER_THREAD: positiveInt.max(100_000).default(50),
-  PROMPTRUN_SEED_DEMO: booleanString.default(true),
-  PROMPTRUN_DEV_MODEL: booleanString.default(true),
-  PROMPTRUN_RUN_LEASE_MS: positiveInt.min(500).max(600_000).default(10_000),
+  PROMPTRUN_PING_INTERVAL_MS: positiveInt.prefault(byDefault.PROMPTRUN_PING_INTERVAL_MS),
+  PROMPTRUN_REPLAY_BUFFER_SECONDS: positiveInt.prefault(byDefault.PROMPTRUN_REPLAY_BUFFER_SECONDS),
+  PROMPTRUN_MAX_ATTEMPTS: positiveInt.max(20).prefault(byDefault.PROMPTRUN_MAX_ATTEMPTS),
+  PROMPTRUN_RETRY_BASE_MS: positiveInt.prefault(byDefault.PROMPTRUN_RETRY_BASE_MS),
+  PROMPTRUN_MAX_PENDING_RUNS: positiveInt.prefault(byDefault.PROMPTRUN_MAX_PENDING_RUNS),
+  PROMPTRUN_MAX_API_KEYS: positiveInt.max(1_000_000).prefault(byDefault.PROMPTRUN_MAX_API_KEYS),
+  PROMPTRUN_MAX_ENVIRONMENTS: positiveInt.max(1_000_000).prefault(byDefault.PROMPTRUN_MAX_ENVIRONMENTS),
+  PROMPTRUN_MAX_WEBHOOKS: positiveInt.max(1_000_000).prefault(byDefault.PROMPTRUN_MAX_WEBHOOKS),
+  PROMPTRUN_MAX_PROMPT_VERSIONS: positiveInt
+    .max(100_000_000)
+    .prefault(byDefault.PROMPTRUN_MAX_PROMPT_VERSIONS),
+  PROMPTRUN_PROVIDER_IDLE_TIMEOUT_MS: positiveInt.prefault(byDefault.PROMPTRUN_PROVIDER_IDLE_TIMEOUT_MS),
+  PROMPTRUN_PROVIDER_TIMEOUT_MS: positiveInt.prefault(byDefault.PROMPTRUN_PROVIDER_TIMEOUT_MS),
+  PROMPTRUN_MAX_OUTPUT_BYTES: positiveInt.prefault(byDefault.PROMPTRUN_MAX_OUTPUT_BYTES),
+  PROMPTRUN_PROVIDER_MAX_RESPONSE_BYTES: positiveInt.prefault(
+    byDefault.PROMPTRUN_PROVIDER_MAX_RESPONSE_BYTES,
+  ),
+  PROMPTRUN_PROVIDER_MAX_LINE_BYTES: positiveInt.prefault(byDefault.PROMPTRUN_PROVIDER_MAX_LINE_BYTES),
+  PROMPTRUN_HTTP_IDLE_TIMEOUT: positiveInt.max(255).prefault(byDefault.PROMPTRUN_HTTP_IDLE_TIMEOUT),
+  PROMPTRUN_MAX_STREAMS_PER_THREAD: positiveInt
+    .max(100_000)
+    .prefault(byDefault.PROMPTRUN_MAX_STREAMS_PER_THREAD),
+  PROMPTRUN_SEED_DEMO: booleanString.prefault(byDefault.PROMPTRUN_SEED_DEMO),
+  PROMPTRUN_DEV_MODEL: booleanString.prefault(byDefault.PROMPTRUN_DEV_MODEL),
+  PROMPTRUN_RUN_LEASE_MS: positiveInt.min(500).max(600_000).prefault(byDefault.PROMPTRUN_RUN_LEASE_MS),
   PROMPTRUN_REDIS_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9:._-]{0,99}$/, "must be letters, digits and : . _ - (at most 100)")
-    .default("promptrun"),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    .prefault(byDefault.PROMPTRUN_REDIS_PREFIX),
+  LOG_LEVEL: z
+    .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
+    .prefault(byDefault.LOG_LEVEL),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: absoluteUrl.optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: absoluteUrl.optional(),
 });
 
+/** Every variable the server reads. */
+export type EnvironmentVariable = keyof typeof environmentSchema.shape;
+
 export interface ServerConfig {
   port: number;
   host: string;
   databaseUrl: string;
+  /** Base of URLs the server hands out (PROMPTRUN_PUBLIC_URL, else http://HOST:PORT). */
+  publicUrl: string;
   redisUrl: string | undefined;
   /** Prefix of every Redis key and channel (several deployments may share one Redis). */
   redisKeyPrefix: string;
@@ -200,11 +268,11 @@ export function parseEnvironment(environment: Record<string, string | undefined>
   const env = result.data;
   const publicUrlFallback = `http://${env.HOST.includes(":") ? `[${env.HOST}]` : env.HOST}:${env.PORT}`;
   const publicUrl = env.PROMPTRUN_PUBLIC_URL ?? publicUrlFallback;
-  const base = defaultConfig({ secret: "unused" });
   return {
     port: env.PORT,
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
+    publicUrl,
     redisUrl: env.REDIS_URL,
     redisKeyPrefix: env.PROMPTRUN_REDIS_PREFIX,
     runLeaseMs: env.PROMPTRUN_RUN_LEASE_MS,
@@ -216,9 +284,8 @@ export function parseEnvironment(environment: Record<string, string | undefined>
     httpIdleTimeoutSeconds: env.PROMPTRUN_HTTP_IDLE_TIMEOUT,
     maxStreamsPerThread: env.PROMPTRUN_MAX_STREAMS_PER_THREAD,
     engine: {
-      ...base,
+      ...engineDefaults,
       previousSecrets: env.PROMPTRUN_PREVIOUS_SECRETS?.split(",").filter(Boolean) ?? [],
-      publicUrl,
       streamUrl: env.PROMPTRUN_STREAM_URL ?? publicUrl,
       streamTokenTtlSeconds: env.PROMPTRUN_STREAM_TOKEN_TTL,
       concurrency: env.PROMPTRUN_CONCURRENCY,
@@ -241,13 +308,12 @@ export function parseEnvironment(environment: Record<string, string | undefined>
       providers: {
         openai: { apiKey: env.OPENAI_API_KEY, baseUrl: env.OPENAI_BASE_URL },
         anthropic: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL },
-        compatible: env.PROMPTRUN_PROVIDERS,
+        compatible: env.PROMPTRUN_PROVIDERS ?? engineDefaults.providers.compatible,
       },
-      priceOverrides: env.PROMPTRUN_PRICES,
+      priceOverrides: env.PROMPTRUN_PRICES ?? engineDefaults.priceOverrides,
       replayBufferSeconds: env.PROMPTRUN_REPLAY_BUFFER_SECONDS,
-      pingIntervalMs: env.PROMPTRUN_PING_INTERVAL_MS,
       run: {
-        ...base.run,
+        ...engineDefaults.run,
         maxAttempts: env.PROMPTRUN_MAX_ATTEMPTS,
         backoffBaseMs: env.PROMPTRUN_RETRY_BASE_MS,
         idleTimeoutMs: env.PROMPTRUN_PROVIDER_IDLE_TIMEOUT_MS,
@@ -258,10 +324,10 @@ export function parseEnvironment(environment: Record<string, string | undefined>
       },
     },
     api: {
-      maxBodyBytes: 1_048_576,
-      maxJsonDepth: 64,
+      maxBodyBytes: defaultApiConfig.maxBodyBytes,
+      maxJsonDepth: defaultApiConfig.maxJsonDepth,
+      subscriberBufferBytes: defaultApiConfig.subscriberBufferBytes,
       pingIntervalMs: env.PROMPTRUN_PING_INTERVAL_MS,
-      subscriberBufferBytes: base.subscriberBufferBytes,
       ...(env.PROMPTRUN_ADMIN_TOKEN ? { adminToken: env.PROMPTRUN_ADMIN_TOKEN } : {}),
       ...(env.PROMPTRUN_METRICS_TOKEN ? { metricsToken: env.PROMPTRUN_METRICS_TOKEN } : {}),
     },

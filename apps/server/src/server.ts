@@ -172,9 +172,9 @@ export interface RunningServer {
 /** With PORT=0 the URLs the server hands out must name the port it actually bound. */
 function withBoundUrls(config: ServerConfig, port: number): ServerConfig {
   const bound = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
-  const publicUrl = config.publicUrlConfigured ? config.engine.publicUrl : bound;
+  const publicUrl = config.publicUrlConfigured ? config.publicUrl : bound;
   const streamUrl = config.streamUrlConfigured ? config.engine.streamUrl : publicUrl;
-  return { ...config, engine: { ...config.engine, publicUrl, streamUrl } };
+  return { ...config, publicUrl, engine: { ...config.engine, streamUrl } };
 }
 
 const unavailable = () =>
@@ -222,7 +222,7 @@ export async function startServer(initialConfig: ServerConfig, logger: Logger): 
   const app = createApp(
     {
       services: promptrun.services,
-      config: { ...config.api, publicUrl: config.engine.publicUrl },
+      config: { ...config.api, publicUrl: config.publicUrl },
       logger,
       metrics,
       health: async () => ({ ok: true, details: { engine: promptrun.engine.stats() } }),

@@ -8,6 +8,7 @@ export {
   silentLogger,
 } from "./deps.ts";
 export { errorResponse, responseForError, trpcCodeByErrorCode } from "./errors.ts";
+export { DEFAULT_MAX_STREAMS_PER_THREAD } from "./http/thread-stream-cap.ts";
 export {
   type ApiMetrics,
   createMetricsRegistry,

@@ -40,7 +40,7 @@ export interface PromptrunConfig {
   secret: string;
   /** Previous secrets still accepted for decryption (key rotation). */
   previousSecrets: string[];
-  publicUrl: string;
+  /** Base of the stream `url` in a stream-token response. */
   streamUrl: string;
   streamTokenTtlSeconds: number;
   concurrency: number;
@@ -74,9 +74,6 @@ export interface PromptrunConfig {
   priceOverrides: Record<string, ModelPrice>;
   /** Seconds of events kept per thread for Last-Event-ID resumption. */
   replayBufferSeconds: number;
-  /** Bytes queued to one slow SSE subscriber before it is dropped. */
-  subscriberBufferBytes: number;
-  pingIntervalMs: number;
   run: {
     maxAttempts: number;
     /** Whole-attempt timeout. */
@@ -99,12 +96,16 @@ export interface PromptrunConfig {
   idempotencyTtlSeconds: number;
 }
 
+/**
+ * The engine's defaults: the one place they are written. apps/server/src/env.ts takes the
+ * environment's defaults from here, and the README table and `.env.example` are generated from
+ * env.ts (docs/ARCHITECTURE.md, "Configuration").
+ */
 export const defaultConfig = (
   overrides: Partial<PromptrunConfig> & Pick<PromptrunConfig, "secret">,
 ): PromptrunConfig => ({
   previousSecrets: [],
-  publicUrl: "http://127.0.0.1:3000",
-  streamUrl: overrides.publicUrl ?? "http://127.0.0.1:3000",
+  streamUrl: "http://127.0.0.1:3000",
   streamTokenTtlSeconds: 300,
   concurrency: 32,
   tenantConcurrency: 8,
@@ -122,8 +123,6 @@ export const defaultConfig = (
   providers: { openai: {}, anthropic: {}, compatible: [] },
   priceOverrides: {},
   replayBufferSeconds: 60,
-  subscriberBufferBytes: 1_048_576,
-  pingIntervalMs: 5_000,
   run: {
     maxAttempts: 4,
     attemptTimeoutMs: 600_000,

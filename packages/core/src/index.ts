@@ -6,7 +6,6 @@
 
 // Composition: the whole engine and its services from a store, a bus and a config.
 export {
-  DEFAULT_TENANT_QUOTAS,
   defaultConfig,
   type ModelPrice,
   type OpenAICompatibleEndpoint,

@@ -14,8 +14,11 @@ export interface StartPromptrunOptions {
   prompts?: TestPrompt[];
   /** Price of the scripted model, so costs are non-zero (default: $1 / M input, $2 / M output tokens). */
   modelPrice?: ModelPrice;
-  /** Engine configuration overrides (retries are fast by default). */
-  config?: Partial<PromptrunConfig>;
+  /**
+   * Engine configuration overrides (retries are fast by default), and the SSE heartbeat of the
+   * test server (`pingIntervalMs`, 2 s by default).
+   */
+  config?: Partial<PromptrunConfig> & { pingIntervalMs?: number };
 }
 
 /** A running in-process Promptrun; see {@link startPromptrun}. */
@@ -51,8 +54,8 @@ export async function startPromptrun(options: StartPromptrunOptions = {}): Promi
   });
   const url = `http://127.0.0.1:${server.port}`;
   const defaults = createTestConfig();
+  const { pingIntervalMs = 2_000, ...engineOverrides } = options.config ?? {};
   const config = createTestConfig({
-    publicUrl: url,
     streamUrl: url,
     providers: {
       openai: {},
@@ -67,13 +70,12 @@ export async function startPromptrun(options: StartPromptrunOptions = {}): Promi
       },
     },
     run: { ...defaults.run, backoffBaseMs: 10, backoffMaxMs: 100 },
-    pingIntervalMs: 2_000,
-    ...options.config,
+    ...engineOverrides,
   });
   const promptrun = createPromptrun({ store, config });
   const app = createApp({
     services: promptrun.services,
-    config: { ...defaultApiConfig, publicUrl: url, pingIntervalMs: config.pingIntervalMs },
+    config: { ...defaultApiConfig, publicUrl: url, pingIntervalMs },
     logger: silentLogger,
   });
   handler = (request, bunServer) => app.fetch(request, bunServer);

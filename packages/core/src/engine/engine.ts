@@ -2,7 +2,6 @@ import type { PromptrunConfig } from "../config.ts";
 import type { RunEngine } from "../engine-port.ts";
 import { createModelGateway, type ModelGateway } from "../models/model-gateway.ts";
 import type { Clock, RunRecord, Store, ThreadEventBus, WebhookDeliveryRecord } from "../ports.ts";
-import { buildCost, zeroCostBlock } from "../pricing/cost.ts";
 import type { SecretBox } from "../security/secret-box.ts";
 import type { EngineMetrics } from "../services.ts";
 import {
@@ -10,7 +9,8 @@ import {
   createClusterCoordinator,
   type EngineCluster,
 } from "./cluster-coordinator.ts";
-import { CANCELLED, type ExecutionOutcome, executeRun, type RunExecutorDeps } from "./run-executor.ts";
+import { CANCELLED, endRunFailed } from "./run-ending.ts";
+import { type ExecutionOutcome, executeRun, type RunExecutorDeps } from "./run-executor.ts";
 import { RunInterruption } from "./run-interruption.ts";
 import { RunScheduler } from "./scheduler.ts";
 
@@ -208,28 +208,8 @@ export function createEngine(deps: EngineDeps): RunEngine {
   };
 
   /** Fails a run that is not executing here (queued, or pending in the store only). */
-  const failCancelled = async (run: RunRecord | null): Promise<boolean> => {
-    if (run?.status !== "pending") return false;
-    const finishedAt = deps.clock.now();
-    const cost = buildCost(zeroCostBlock(), zeroCostBlock());
-    const finalRun: RunRecord = {
-      ...run,
-      status: "failed",
-      error: CANCELLED,
-      cost,
-      finishedAt,
-      encryptedEnvVars: null,
-    };
-    const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
-    const ended = await store.runs.fail(run.id, { error: CANCELLED, cost, finishedAt, deliveries });
-    if (ended) {
-      deps.events.publish(run.tenantId, run.threadId, {
-        type: "run.failed",
-        data: { runId: run.id, error: CANCELLED, cost, finishedAt: finishedAt.toISOString() },
-      });
-    }
-    return ended;
-  };
+  const failCancelled = async (run: RunRecord | null): Promise<boolean> =>
+    run?.status === "pending" ? endRunFailed(deps, run, { error: CANCELLED }) : false;
 
   /** Until the run has ended (another instance is aborting it), or the wait is over. */
   const waitUntilEnded = async (runId: string) => {

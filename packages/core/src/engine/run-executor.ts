@@ -1,5 +1,5 @@
 import type { LanguageModelV4 } from "@ai-sdk/provider";
-import type { Cost, CostBlock, PromptDefinition, PromptMessage, TokenUsage } from "@promptrun/contract";
+import type { CostBlock, PromptDefinition, PromptMessage, TokenUsage } from "@promptrun/contract";
 import type { PromptrunConfig } from "../config.ts";
 import { loadEnvironmentVars } from "../environments/load-environment-vars.ts";
 import { PromptrunError } from "../errors.ts";
@@ -14,7 +14,7 @@ import type {
   ThreadEventBus,
   WebhookDeliveryRecord,
 } from "../ports.ts";
-import { buildCost, costBlock, sumCostBlocks, zeroCostBlock } from "../pricing/cost.ts";
+import { buildCost, costBlock, sumCostBlocks } from "../pricing/cost.ts";
 import { metricsModelLabel } from "../pricing/metrics-model-label.ts";
 import { lookupModelPrice } from "../pricing/model-price.ts";
 import type { SecretBox } from "../security/secret-box.ts";
@@ -23,6 +23,7 @@ import { renderMessages } from "../templating/template.ts";
 import { abortableSleep } from "./abortable-sleep.ts";
 import { type AttemptFailure, classifyAttemptError } from "./attempt-failure.ts";
 import { retryDelayMs } from "./backoff.ts";
+import { CANCELLED, endRunCompleted, endRunFailed } from "./run-ending.ts";
 import { RunInterruption } from "./run-interruption.ts";
 
 export interface RunExecutorDeps {
@@ -49,8 +50,6 @@ export type ExecutionOutcome =
   | { kind: "already-ended" }
   | { kind: "interrupted" };
 
-export const CANCELLED = "cancelled";
-
 /** Attempts a resumed run may take past config.run.maxAttempts (interruptions are not its fault). */
 const RESUMES_BEYOND_ATTEMPT_LIMIT = 10;
 
@@ -69,19 +68,6 @@ interface PreparedRun {
 type AttemptResult =
   | { ok: true; output: string; usage: TokenUsage }
   | { ok: false; failure: AttemptFailure; interruption: RunInterruption | null; consumed: TokenUsage };
-
-/** UTF-8 bytes of a stored run error; a provider may send megabytes of error text. */
-export const MAX_ERROR_MESSAGE_BYTES = 4_096;
-const TRUNCATED = "…[truncated]";
-
-/** Cuts a message to MAX_ERROR_MESSAGE_BYTES (marker included), never inside a character. */
-export function truncateErrorMessage(message: string): string {
-  if (Buffer.byteLength(message) <= MAX_ERROR_MESSAGE_BYTES) return message;
-  const room = MAX_ERROR_MESSAGE_BYTES - Buffer.byteLength(TRUNCATED);
-  // encodeInto stops before a character that does not fit whole; `read` is in UTF-16 units.
-  const { read } = new TextEncoder().encodeInto(message, new Uint8Array(room));
-  return message.slice(0, read) + TRUNCATED;
-}
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -110,37 +96,18 @@ export async function executeRun(
     );
 
   const endFailed = async (
-    untrimmedError: string,
+    error: string,
     cancelled: boolean,
     lastAttempt: number,
   ): Promise<ExecutionOutcome> => {
-    const error = truncateErrorMessage(untrimmedError);
-    const finishedAt = clock.now();
-    const cost: Cost = buildCost(
-      zeroCostBlock(retryBlocks.every((block) => block.priced !== false)),
-      sumCostBlocks(retryBlocks),
-    );
-    const finalRun: RunRecord = {
-      ...run,
-      status: "failed",
+    const ended = await endRunFailed(deps, run, {
       error,
-      output: null,
-      tokenUsage: null,
-      cost,
+      retryBlocks,
       startedAt,
-      finishedAt,
       attempts: lastAttempt,
-      encryptedEnvVars: null,
-    };
-    const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
-    const ended = await store.runs.fail(run.id, { error, cost, finishedAt, deliveries });
-    if (!ended) return { kind: "already-ended" };
-    events.publish(run.tenantId, run.threadId, {
-      type: "run.failed",
-      data: { runId: run.id, error, cost, finishedAt: finishedAt.toISOString() },
+      modelLabel,
     });
-    deps.metrics?.runFinished("failed", modelLabel, finishedAt.getTime() - run.createdAt.getTime());
-    return { kind: "failed", cancelled };
+    return ended ? { kind: "failed", cancelled } : { kind: "already-ended" };
   };
 
   const whenAborted = (lastAttempt: number): Promise<ExecutionOutcome> | ExecutionOutcome => {
@@ -215,43 +182,16 @@ export async function executeRun(
     }
 
     if (result.ok) {
-      const finishedAt = clock.now();
-      const cost = buildCost(priceBlock(definition.model, result.usage), sumCostBlocks(retryBlocks));
-      const memory: MemoryMessage[] = [...prepared.exchange, { role: "assistant", content: result.output }];
-      const finalRun: RunRecord = {
-        ...run,
-        status: "completed",
+      const ended = await endRunCompleted(deps, run, {
         output: result.output,
-        error: null,
         tokenUsage: result.usage,
-        cost,
+        cost: buildCost(priceBlock(definition.model, result.usage), sumCostBlocks(retryBlocks)),
         startedAt,
-        finishedAt,
         attempts: attempt,
-        encryptedEnvVars: null,
-      };
-      const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
-      const ended = await store.runs.complete(run.id, {
-        output: result.output,
-        tokenUsage: result.usage,
-        cost,
-        finishedAt,
-        memory,
-        deliveries,
+        memory: [...prepared.exchange, { role: "assistant", content: result.output }],
+        modelLabel,
       });
-      if (!ended) return { kind: "already-ended" };
-      events.publish(run.tenantId, run.threadId, {
-        type: "run.completed",
-        data: {
-          runId: run.id,
-          output: result.output,
-          tokenUsage: result.usage,
-          cost,
-          finishedAt: finishedAt.toISOString(),
-        },
-      });
-      deps.metrics?.runFinished("completed", modelLabel, finishedAt.getTime() - run.createdAt.getTime());
-      return { kind: "completed" };
+      return ended ? { kind: "completed" } : { kind: "already-ended" };
     }
 
     retryBlocks.push(priceBlock(definition.model, result.consumed));

@@ -2,17 +2,14 @@ import type { PromptrunConfig } from "../config.ts";
 import type { RunEngine } from "../engine-port.ts";
 import { createModelGateway, type ModelGateway } from "../models/model-gateway.ts";
 import type { Clock, RunRecord, Store, ThreadEventBus, WebhookDeliveryRecord } from "../ports.ts";
-import { buildCost, zeroCostBlock } from "../pricing/cost.ts";
 import type { SecretBox } from "../security/secret-box.ts";
 import type { EngineMetrics } from "../services.ts";
-import {
-  type ClusterCoordinator,
-  createClusterCoordinator,
-  type EngineCluster,
-} from "./cluster-coordinator.ts";
-import { CANCELLED, type ExecutionOutcome, executeRun, type RunExecutorDeps } from "./run-executor.ts";
-import { RunInterruption } from "./run-interruption.ts";
-import { RunScheduler } from "./scheduler.ts";
+import type { EngineCluster } from "./cluster-coordinator.ts";
+import { wireEngineCluster } from "./engine-cluster-wiring.ts";
+import { createLocalQueue } from "./local-queue.ts";
+import { createRunCancellation } from "./run-cancellation.ts";
+import type { RunExecutorDeps } from "./run-executor.ts";
+import { createRunLauncher } from "./run-launcher.ts";
 
 export interface EngineDeps {
   store: Store;
@@ -39,22 +36,13 @@ export interface EngineDeps {
   cluster?: EngineCluster;
 }
 
-/** not-claimed: another instance holds the run (or its channel's earlier run, or the tenant's slots). */
-type LaunchOutcome = ExecutionOutcome | { kind: "not-claimed" } | null;
-
-interface Execution {
-  controller: AbortController;
-  /** Only the first cancel() of a run can be the one that ended it. */
-  cancelRequested: boolean;
-  done: Promise<LaunchOutcome>;
-}
-
 const DEFAULT_STOP_GRACE_MS = 10_000;
-/** A cancel of a run executing on another instance waits this long at most for its end. */
-const REMOTE_CANCEL_WAIT_MS = 15_000;
 
 /**
- * The run engine: an in-memory scheduler in front of executeRun. The store holds the durable
+ * The run engine: an in-memory scheduler in front of executeRun, composed of its parts — the
+ * local queue (local-queue.ts), launch and execution (run-launcher.ts), cancellation
+ * (run-cancellation.ts), the cluster wiring (engine-cluster-wiring.ts) and the end of a run
+ * (run-ending.ts). The store holds the durable
  * state: start() reloads pending runs (oldest first), complete/fail are compare-and-set, so a
  * run is never lost and never ends twice. With `cluster`, the scheduler orders what this
  * instance knows of (runs created here and the shared queue's frontier, polled), and each run is
@@ -63,200 +51,54 @@ const REMOTE_CANCEL_WAIT_MS = 15_000;
  */
 export function createEngine(deps: EngineDeps): RunEngine {
   const { config, store } = deps;
-  const scheduler = new RunScheduler({
+  const logError = deps.logError ?? (() => {});
+  let state: "idle" | "running" | "stopped" = "idle";
+
+  // The parts refer to each other through late-bound closures: none is called before all exist.
+  const coordinator = deps.cluster
+    ? wireEngineCluster({
+        store,
+        clock: deps.clock,
+        config,
+        cluster: deps.cluster,
+        logError,
+        takeFrontier: (runs) => takeFrontier(runs),
+        launcher: () => launcher,
+      })
+    : null;
+  const queue = createLocalQueue({
     concurrency: config.concurrency,
     tenantConcurrency: config.tenantConcurrency,
     agingMs: config.agingSeconds * 1000,
-  });
-  const executorDeps: RunExecutorDeps = {
-    store,
-    config,
-    clock: deps.clock,
-    events: deps.events,
-    secrets: deps.secrets,
-    models: deps.models ?? createModelGateway({ config, ...(deps.fetch ? { fetch: deps.fetch } : {}) }),
-    buildWebhookDeliveries: deps.buildWebhookDeliveries,
+    isExecuting: (runId) => launcher.isExecuting(runId),
     metrics: deps.metrics,
-    random: deps.random ?? Math.random,
-  };
-  const queuedRuns = new Map<string, RunRecord>();
-  /** Plaintext run envVars from enqueue: memory only, dropped when the run leaves the engine. */
-  const envVarsByRun = new Map<string, Record<string, string>>();
-  const executions = new Map<string, Execution>();
-  let state: "idle" | "running" | "stopped" = "idle";
-  const logError = deps.logError ?? (() => {});
-  /** Queued because a poll offered them (not created here): each poll's frontier replaces them. */
-  const polled = new Set<string>();
-  const coordinator: ClusterCoordinator | null = deps.cluster
-    ? createClusterCoordinator({
-        store,
-        clock: deps.clock,
-        cluster: deps.cluster,
-        tenantLimit: config.tenantConcurrency,
-        pollLimit: Math.max(16, config.concurrency),
-        onClaimable: (runs) => takeFrontier(runs),
-        // Taken over elsewhere: stop here without ending it (the new owner finishes it).
-        onLeaseLost: (runId) => executions.get(runId)?.controller.abort(new RunInterruption("stop")),
-        onCancelRequested: (runId) => {
-          const execution = executions.get(runId);
-          if (!execution) return;
-          execution.cancelRequested = true;
-          execution.controller.abort(new RunInterruption("cancel"));
-        },
-        logError,
-      })
-    : null;
-
-  const addToQueue = (run: RunRecord, envVars?: Record<string, string>) => {
-    if (run.status !== "pending" || executions.has(run.id)) return;
-    const added = scheduler.enqueue({
-      runId: run.id,
-      tenantId: run.tenantId,
-      threadId: run.threadId,
-      channel: run.channel,
-      priority: run.priority,
-      enqueuedAt: run.createdAt.getTime(),
-    });
-    if (!added) return;
-    queuedRuns.set(run.id, run);
-    if (envVars) envVarsByRun.set(run.id, envVars);
-  };
-
-  /** With a cluster: lease first, then execute the run as the store has it now. */
-  const execute = async (
-    queued: RunRecord,
-    envVars: Record<string, string> | undefined,
-    signal: AbortSignal,
-  ): Promise<LaunchOutcome> => {
-    if (!coordinator) return executeRun(executorDeps, queued, envVars, signal);
-    if (!(await coordinator.claim(queued.id))) return { kind: "not-claimed" };
-    let outcome: LaunchOutcome = null;
-    try {
-      // Another instance may have started it before dying (attempts, startedAt): read it afresh.
-      const run = await store.runs.getById(queued.id);
-      outcome = run?.status === "pending" ? await executeRun(executorDeps, run, envVars, signal) : null;
-      return outcome ?? { kind: "already-ended" };
-    } finally {
-      if (outcome === null || outcome.kind === "interrupted") {
-        await coordinator.release(queued.id).catch((error: unknown) => {
-          logError(`run ${queued.id}: releasing its lease failed; it lapses instead`, error);
-        });
-      } else {
-        coordinator.forget(queued.id);
-      }
-      // Its channel, and a slot of its tenant, may be free for another instance now.
-      coordinator.announceWork();
-    }
-  };
-
-  const launch = (runId: string) => {
-    const run = queuedRuns.get(runId);
-    queuedRuns.delete(runId);
-    polled.delete(runId);
-    if (!run) {
-      scheduler.finish(runId);
-      return;
-    }
-    const controller = new AbortController();
-    const done = execute(run, envVarsByRun.get(runId), controller.signal)
-      .catch((error: unknown) => {
-        logError(`run ${runId} stopped on an unexpected error; it stays pending`, error);
-        return null;
-      })
-      .finally(() => {
-        executions.delete(runId);
-        envVarsByRun.delete(runId);
-        scheduler.finish(runId);
-        pump();
-      });
-    executions.set(runId, { controller, cancelRequested: false, done });
-  };
-
-  // Reported once per event-loop turn: a burst of creates would otherwise set the gauge per run.
-  let queueDepthReportPending = false;
-  const reportQueueDepth = () => {
-    if (!deps.metrics || queueDepthReportPending) return;
-    queueDepthReportPending = true;
-    setImmediate(() => {
-      queueDepthReportPending = false;
-      deps.metrics?.queueDepth(scheduler.stats().queued);
-    });
-  };
-
-  /** Keeps the polled part of the local queue equal to the shared queue's latest frontier. */
-  const takeFrontier = (runs: RunRecord[]) => {
-    if (state !== "running") return;
-    const offered = new Set(runs.map((run) => run.id));
-    for (const runId of [...polled]) {
-      if (offered.has(runId)) continue;
-      polled.delete(runId);
-      if (scheduler.remove(runId)) queuedRuns.delete(runId);
-    }
-    for (const run of runs) {
-      if (scheduler.isQueued(run.id) || executions.has(run.id)) continue;
-      addToQueue(run);
-      if (scheduler.isQueued(run.id)) polled.add(run.id);
-    }
-    pump();
-  };
+  });
+  const launcher = createRunLauncher({
+    executorDeps: executorDepsOf(deps),
+    store,
+    coordinator,
+    logError,
+    onFinished: (runId) => {
+      queue.finish(runId);
+      pump();
+    },
+  });
+  const cancel = createRunCancellation({ ending: deps, queue, launcher, coordinator });
 
   const pump = () => {
     if (state === "running") {
-      for (let next = scheduler.next(); next; next = scheduler.next()) launch(next.runId);
-    }
-    reportQueueDepth();
-  };
-
-  /** Fails a run that is not executing here (queued, or pending in the store only). */
-  const failCancelled = async (run: RunRecord | null): Promise<boolean> => {
-    if (run?.status !== "pending") return false;
-    const finishedAt = deps.clock.now();
-    const cost = buildCost(zeroCostBlock(), zeroCostBlock());
-    const finalRun: RunRecord = {
-      ...run,
-      status: "failed",
-      error: CANCELLED,
-      cost,
-      finishedAt,
-      encryptedEnvVars: null,
-    };
-    const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
-    const ended = await store.runs.fail(run.id, { error: CANCELLED, cost, finishedAt, deliveries });
-    if (ended) {
-      deps.events.publish(run.tenantId, run.threadId, {
-        type: "run.failed",
-        data: { runId: run.id, error: CANCELLED, cost, finishedAt: finishedAt.toISOString() },
-      });
-    }
-    return ended;
-  };
-
-  /** Until the run has ended (another instance is aborting it), or the wait is over. */
-  const waitUntilEnded = async (runId: string) => {
-    const deadline = Date.now() + REMOTE_CANCEL_WAIT_MS;
-    while (Date.now() < deadline) {
-      if ((await store.runs.getById(runId))?.status !== "pending") return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  };
-
-  /**
-   * Cancel with a cluster: the request is stored (the executing instance sees it at its next
-   * renewal) and announced (it aborts at once); a run nobody holds is leased and failed here.
-   */
-  const cancelShared = async (cluster: ClusterCoordinator, runId: string): Promise<boolean> => {
-    if (!(await store.runs.requestCancel(runId, deps.clock.now()))) return false;
-    cluster.announceCancel(runId);
-    if (await cluster.claim(runId, { ignoreChannelOrder: true })) {
-      try {
-        return await failCancelled(await store.runs.getById(runId));
-      } finally {
-        cluster.forget(runId);
-        cluster.announceWork();
+      for (let next = queue.next(); next; next = queue.next()) {
+        if (next.launchable) launcher.launch(next.launchable);
+        else queue.finish(next.runId);
       }
     }
-    await waitUntilEnded(runId);
-    return false;
+    queue.reportDepth();
+  };
+
+  const takeFrontier = (runs: RunRecord[]) => {
+    if (state !== "running") return;
+    queue.replacePolled(runs);
+    pump();
   };
 
   return {
@@ -269,7 +111,7 @@ export function createEngine(deps: EngineDeps): RunEngine {
         return;
       }
       const pending = await store.runs.listPending();
-      for (const run of pending) addToQueue(run);
+      for (const run of pending) queue.add(run);
       state = "running";
       pump();
     },
@@ -278,60 +120,37 @@ export function createEngine(deps: EngineDeps): RunEngine {
       if (state === "stopped") return;
       state = "stopped";
       coordinator?.stop();
-      scheduler.clearQueued();
-      queuedRuns.clear();
-      polled.clear();
-      reportQueueDepth();
-      for (const runId of [...envVarsByRun.keys()]) if (!executions.has(runId)) envVarsByRun.delete(runId);
-      const inFlight = () => [...executions.values()].map((execution) => execution.done);
-      const graceMs = options?.graceMs ?? DEFAULT_STOP_GRACE_MS;
-      let graceTimer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        Promise.allSettled(inFlight()),
-        new Promise((resolve) => {
-          graceTimer = setTimeout(resolve, graceMs);
-        }),
-      ]);
-      clearTimeout(graceTimer);
-      // Past the grace period: abort without failing; they stay pending for the next start.
-      for (const execution of executions.values()) execution.controller.abort(new RunInterruption("stop"));
-      await Promise.allSettled(inFlight());
+      queue.clear();
+      await launcher.drain(options?.graceMs ?? DEFAULT_STOP_GRACE_MS);
     },
 
     enqueue(run, envVars) {
       if (state === "stopped") return;
-      addToQueue(run, envVars);
+      queue.add(run, envVars);
       pump();
       // Busy here: another instance may have room for it.
-      if (scheduler.isQueued(run.id)) coordinator?.announceWork();
+      if (queue.isQueued(run.id)) coordinator?.announceWork();
     },
 
-    async cancel(runId) {
-      if (scheduler.isQueued(runId)) {
-        const run = queuedRuns.get(runId) ?? null;
-        scheduler.remove(runId);
-        queuedRuns.delete(runId);
-        envVarsByRun.delete(runId);
-        polled.delete(runId);
-        reportQueueDepth();
-        // Queued here is not leased here: with a cluster, another instance may be executing it.
-        return coordinator ? cancelShared(coordinator, runId) : failCancelled(run);
-      }
-      const execution = executions.get(runId);
-      if (execution) {
-        const first = !execution.cancelRequested;
-        execution.cancelRequested = true;
-        execution.controller.abort(new RunInterruption("cancel"));
-        const outcome = await execution.done;
-        if (outcome?.kind === "not-claimed" && coordinator) return cancelShared(coordinator, runId);
-        return first && outcome?.kind === "failed" && outcome.cancelled;
-      }
-      if (coordinator) return cancelShared(coordinator, runId);
-      return failCancelled(await store.runs.getById(runId));
-    },
+    cancel,
 
     stats() {
-      return scheduler.stats();
+      return queue.stats();
     },
+  };
+}
+
+function executorDepsOf(deps: EngineDeps): RunExecutorDeps {
+  const { config } = deps;
+  return {
+    store: deps.store,
+    config,
+    clock: deps.clock,
+    events: deps.events,
+    secrets: deps.secrets,
+    models: deps.models ?? createModelGateway({ config, ...(deps.fetch ? { fetch: deps.fetch } : {}) }),
+    buildWebhookDeliveries: deps.buildWebhookDeliveries,
+    metrics: deps.metrics,
+    random: deps.random ?? Math.random,
   };
 }

@@ -1,5 +1,5 @@
 import type { LanguageModelV4 } from "@ai-sdk/provider";
-import type { Cost, CostBlock, PromptDefinition, PromptMessage, TokenUsage } from "@promptrun/contract";
+import type { CostBlock, PromptDefinition, PromptMessage, TokenUsage } from "@promptrun/contract";
 import type { PromptrunConfig } from "../config.ts";
 import { loadEnvironmentVars } from "../environments/load-environment-vars.ts";
 import { PromptrunError } from "../errors.ts";
@@ -14,7 +14,7 @@ import type {
   ThreadEventBus,
   WebhookDeliveryRecord,
 } from "../ports.ts";
-import { buildCost, costBlock, sumCostBlocks, zeroCostBlock } from "../pricing/cost.ts";
+import { buildCost, costBlock, sumCostBlocks } from "../pricing/cost.ts";
 import { metricsModelLabel } from "../pricing/metrics-model-label.ts";
 import { lookupModelPrice } from "../pricing/model-price.ts";
 import type { SecretBox } from "../security/secret-box.ts";
@@ -23,6 +23,7 @@ import { renderMessages } from "../templating/template.ts";
 import { abortableSleep } from "./abortable-sleep.ts";
 import { type AttemptFailure, classifyAttemptError } from "./attempt-failure.ts";
 import { retryDelayMs } from "./backoff.ts";
+import { CANCELLED, endRunCompleted, endRunFailed } from "./run-ending.ts";
 import { RunInterruption } from "./run-interruption.ts";
 
 export interface RunExecutorDeps {
@@ -49,8 +50,6 @@ export type ExecutionOutcome =
   | { kind: "already-ended" }
   | { kind: "interrupted" };
 
-export const CANCELLED = "cancelled";
-
 /** Attempts a resumed run may take past config.run.maxAttempts (interruptions are not its fault). */
 const RESUMES_BEYOND_ATTEMPT_LIMIT = 10;
 
@@ -70,19 +69,6 @@ type AttemptResult =
   | { ok: true; output: string; usage: TokenUsage }
   | { ok: false; failure: AttemptFailure; interruption: RunInterruption | null; consumed: TokenUsage };
 
-/** UTF-8 bytes of a stored run error; a provider may send megabytes of error text. */
-export const MAX_ERROR_MESSAGE_BYTES = 4_096;
-const TRUNCATED = "…[truncated]";
-
-/** Cuts a message to MAX_ERROR_MESSAGE_BYTES (marker included), never inside a character. */
-export function truncateErrorMessage(message: string): string {
-  if (Buffer.byteLength(message) <= MAX_ERROR_MESSAGE_BYTES) return message;
-  const room = MAX_ERROR_MESSAGE_BYTES - Buffer.byteLength(TRUNCATED);
-  // encodeInto stops before a character that does not fit whole; `read` is in UTF-16 units.
-  const { read } = new TextEncoder().encodeInto(message, new Uint8Array(room));
-  return message.slice(0, read) + TRUNCATED;
-}
-
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** Runs one run to its end (or until shutdown interrupts it). Never throws for run-level failures. */
@@ -92,12 +78,14 @@ export async function executeRun(
   envVars: Record<string, string> | undefined,
   signal: AbortSignal,
 ): Promise<ExecutionOutcome> {
-  const { config, clock, events, store } = deps;
+  const { config, clock, store } = deps;
   const retryBlocks: CostBlock[] = [];
   /** First attempt's start, for the final record handed to webhooks. */
   let startedAt = run.startedAt;
   /** Metrics label: the prompt's `provider:model` once known, if the server knows it (else `other`). */
   let modelLabel = "unknown";
+  /** The next attempt announces itself with run.started (the first, and a retry after tokens). */
+  let tokensSinceStartedEvent = true;
 
   const priceBlock = (modelRef: string, usage: TokenUsage): CostBlock =>
     costBlock(
@@ -110,38 +98,65 @@ export async function executeRun(
     );
 
   const endFailed = async (
-    untrimmedError: string,
+    error: string,
     cancelled: boolean,
     lastAttempt: number,
   ): Promise<ExecutionOutcome> => {
-    const error = truncateErrorMessage(untrimmedError);
-    const finishedAt = clock.now();
-    const cost: Cost = buildCost(
-      zeroCostBlock(retryBlocks.every((block) => block.priced !== false)),
-      sumCostBlocks(retryBlocks),
-    );
-    const finalRun: RunRecord = {
-      ...run,
-      status: "failed",
+    const ended = await endRunFailed(deps, run, {
       error,
-      output: null,
-      tokenUsage: null,
-      cost,
+      retryBlocks,
       startedAt,
-      finishedAt,
       attempts: lastAttempt,
-      encryptedEnvVars: null,
-    };
-    const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
-    const ended = await store.runs.fail(run.id, { error, cost, finishedAt, deliveries });
-    if (!ended) return { kind: "already-ended" };
-    events.publish(run.tenantId, run.threadId, {
-      type: "run.failed",
-      data: { runId: run.id, error, cost, finishedAt: finishedAt.toISOString() },
+      modelLabel,
     });
-    deps.metrics?.runFinished("failed", modelLabel, finishedAt.getTime() - run.createdAt.getTime());
-    return { kind: "failed", cancelled };
+    return ended ? { kind: "failed", cancelled } : { kind: "already-ended" };
   };
+
+  const endCompleted = async (
+    prepared: PreparedRun,
+    result: { output: string; usage: TokenUsage },
+    attempt: number,
+  ): Promise<ExecutionOutcome> => {
+    const ended = await endRunCompleted(deps, run, {
+      output: result.output,
+      tokenUsage: result.usage,
+      cost: buildCost(priceBlock(prepared.definition.model, result.usage), sumCostBlocks(retryBlocks)),
+      startedAt,
+      attempts: attempt,
+      memory: [...prepared.exchange, { role: "assistant", content: result.output }],
+      modelLabel,
+    });
+    return ended ? { kind: "completed" } : { kind: "already-ended" };
+  };
+
+  /**
+   * The provider call does not wait for this commit: a crash before it lands only means the run
+   * (still pending in the store) is executed again on restart. It is awaited before the run's
+   * end is written, so the two never race.
+   */
+  const beginAttempt = (attempt: number): Promise<unknown> => {
+    const attemptStart = clock.now();
+    const markedStarted = store.runs.markStarted(run.id, attemptStart, attempt);
+    markedStarted.catch(() => {});
+    startedAt ??= attemptStart;
+    // A retry after tokens went out restarts the text: clients drop what they had (contract).
+    if (tokensSinceStartedEvent) publishStarted(deps.events, run, attempt);
+    tokensSinceStartedEvent = false;
+    return markedStarted;
+  };
+
+  /** Waits before the next attempt; false when a cancel or shutdown cut the wait short. */
+  const backOff = (retry: number, failure: AttemptFailure): Promise<boolean> =>
+    abortableSleep(
+      retryDelayMs({
+        retry,
+        baseMs: config.run.backoffBaseMs,
+        maxMs: config.run.backoffMaxMs,
+        retryAfterMs: failure.retryAfterMs,
+        random: deps.random,
+      }),
+      signal,
+    );
 
   const whenAborted = (lastAttempt: number): Promise<ExecutionOutcome> | ExecutionOutcome => {
     const interruption = RunInterruption.of(signal);
@@ -149,133 +164,83 @@ export async function executeRun(
     return endFailed(CANCELLED, true, lastAttempt);
   };
 
-  let prepared: PreparedRun;
-  try {
-    prepared = await prepare(deps, run, envVars);
-  } catch (error) {
-    if (signal.aborted) return whenAborted(run.attempts);
-    const message = PromptrunError.isInstance(error)
-      ? error.message
-      : `run could not start: ${messageOf(error)}`;
-    return endFailed(message, false, run.attempts);
-  }
-  const { definition } = prepared;
-  modelLabel = metricsModelLabel(definition.model, config.priceOverrides);
+  const failToStart = (error: unknown) =>
+    signal.aborted ? whenAborted(run.attempts) : endFailed(startErrorOf(error), false, run.attempts);
+
+  const preparation = await prepare(deps, run, envVars).then(
+    (prepared) => ({ prepared }),
+    (error: unknown) => ({ error }),
+  );
+  if ("error" in preparation) return failToStart(preparation.error);
+  const { prepared } = preparation;
+  modelLabel = metricsModelLabel(prepared.definition.model, config.priceOverrides);
 
   // A resumed run continues its attempt count but always gets at least one more attempt, up to a
   // bound: a run that keeps taking the process down with it must not loop across restarts.
   if (run.attempts >= config.run.maxAttempts + RESUMES_BEYOND_ATTEMPT_LIMIT) {
-    return endFailed(
-      `run was interrupted ${run.attempts} times (server restarts); giving up`,
-      false,
-      run.attempts,
-    );
+    const error = `run was interrupted ${run.attempts} times (server restarts); giving up`;
+    return endFailed(error, false, run.attempts);
   }
   const firstAttempt = run.attempts + 1;
   const lastAllowedAttempt = Math.max(config.run.maxAttempts, firstAttempt);
-  let tokensSinceStartedEvent = true;
 
   for (let attempt = firstAttempt; ; attempt++) {
     if (signal.aborted) return whenAborted(attempt - 1);
-    const attemptStart = clock.now();
-    // The provider call does not wait for this commit: a crash before it lands only means the
-    // run (still pending in the store) is executed again on restart. It is awaited before the
-    // run's end is written, so the two never race.
-    const markedStarted = store.runs.markStarted(run.id, attemptStart, attempt);
-    markedStarted.catch(() => {});
-    startedAt ??= attemptStart;
-    // A retry after tokens went out restarts the text: clients drop what they had (contract).
-    if (tokensSinceStartedEvent) {
-      events.publish(run.tenantId, run.threadId, {
-        type: "run.started",
-        data: {
-          runId: run.id,
-          thread: run.threadId,
-          channel: run.channel,
-          prompt: { slug: run.promptSlug, version: run.promptVersion },
-          attempt,
-        },
-      });
-      tokensSinceStartedEvent = false;
-    }
+    const markedStarted = beginAttempt(attempt);
 
     const attemptStartedAt = Date.now();
     const result = await runAttempt(deps, run, prepared, signal, () => {
       tokensSinceStartedEvent = true;
     });
     await markedStarted;
-    // Shutdown and cancel are our doing, not the provider's: not counted as provider calls.
-    if (
-      result.ok ||
-      !result.interruption ||
-      result.interruption.kind === "idle" ||
-      result.interruption.kind === "timeout"
-    ) {
-      deps.metrics?.providerCall(modelLabel, result.ok ? "ok" : "error", Date.now() - attemptStartedAt);
-    }
+    countProviderCall(deps.metrics, modelLabel, result, Date.now() - attemptStartedAt);
+    if (result.ok) return endCompleted(prepared, result, attempt);
 
-    if (result.ok) {
-      const finishedAt = clock.now();
-      const cost = buildCost(priceBlock(definition.model, result.usage), sumCostBlocks(retryBlocks));
-      const memory: MemoryMessage[] = [...prepared.exchange, { role: "assistant", content: result.output }];
-      const finalRun: RunRecord = {
-        ...run,
-        status: "completed",
-        output: result.output,
-        error: null,
-        tokenUsage: result.usage,
-        cost,
-        startedAt,
-        finishedAt,
-        attempts: attempt,
-        encryptedEnvVars: null,
-      };
-      const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
-      const ended = await store.runs.complete(run.id, {
-        output: result.output,
-        tokenUsage: result.usage,
-        cost,
-        finishedAt,
-        memory,
-        deliveries,
-      });
-      if (!ended) return { kind: "already-ended" };
-      events.publish(run.tenantId, run.threadId, {
-        type: "run.completed",
-        data: {
-          runId: run.id,
-          output: result.output,
-          tokenUsage: result.usage,
-          cost,
-          finishedAt: finishedAt.toISOString(),
-        },
-      });
-      deps.metrics?.runFinished("completed", modelLabel, finishedAt.getTime() - run.createdAt.getTime());
-      return { kind: "completed" };
-    }
-
-    retryBlocks.push(priceBlock(definition.model, result.consumed));
+    retryBlocks.push(priceBlock(prepared.definition.model, result.consumed));
     if (result.interruption?.kind === "stop") return { kind: "interrupted" };
     if (result.interruption?.kind === "cancel") return endFailed(CANCELLED, true, attempt);
-    const { failure } = result;
-    if (!failure.retryable) return endFailed(failure.message, false, attempt);
-    if (attempt >= lastAllowedAttempt) {
-      return endFailed(
-        `gave up after ${attempt} attempt${attempt === 1 ? "" : "s"}: ${failure.message}`,
-        false,
-        attempt,
-      );
-    }
-    const delay = retryDelayMs({
-      retry: attempt - firstAttempt,
-      baseMs: config.run.backoffBaseMs,
-      maxMs: config.run.backoffMaxMs,
-      retryAfterMs: failure.retryAfterMs,
-      random: deps.random,
-    });
-    if (!(await abortableSleep(delay, signal))) return whenAborted(attempt);
+    const finalError = finalErrorOf(result.failure, attempt, lastAllowedAttempt);
+    if (finalError !== null) return endFailed(finalError, false, attempt);
+    if (!(await backOff(attempt - firstAttempt, result.failure))) return whenAborted(attempt);
   }
 }
+
+/** The thread learns an attempt began (again after a retry that had sent tokens). */
+function publishStarted(events: ThreadEventBus, run: RunRecord, attempt: number): void {
+  events.publish(run.tenantId, run.threadId, {
+    type: "run.started",
+    data: {
+      runId: run.id,
+      thread: run.threadId,
+      channel: run.channel,
+      prompt: { slug: run.promptSlug, version: run.promptVersion },
+      attempt,
+    },
+  });
+}
+
+/** Shutdown and cancel are our doing, not the provider's: not counted as provider calls. */
+function countProviderCall(
+  metrics: EngineMetrics | undefined,
+  modelLabel: string,
+  result: AttemptResult,
+  latencyMs: number,
+): void {
+  const interruption = result.ok ? null : result.interruption;
+  if (interruption && interruption.kind !== "idle" && interruption.kind !== "timeout") return;
+  metrics?.providerCall(modelLabel, result.ok ? "ok" : "error", latencyMs);
+}
+
+/** The run's error when this failed attempt is its last one; null when it may be retried. */
+function finalErrorOf(failure: AttemptFailure, attempt: number, lastAllowedAttempt: number): string | null {
+  if (!failure.retryable) return failure.message;
+  if (attempt < lastAllowedAttempt) return null;
+  return `gave up after ${attempt} attempt${attempt === 1 ? "" : "s"}: ${failure.message}`;
+}
+
+/** The run's error when it could not be prepared (prompt gone, env vars undecryptable…). */
+const startErrorOf = (error: unknown): string =>
+  PromptrunError.isInstance(error) ? error.message : `run could not start: ${messageOf(error)}`;
 
 /** Loads what the run needs: version, env (environment + run overrides), model, messages. */
 async function prepare(
@@ -423,7 +388,28 @@ async function runAttempt(
   }
   streamError ??= observation.streamError;
 
-  const interruption = RunInterruption.of(controller.signal);
+  return attemptResultOf(deps, prepared, {
+    interruption: RunInterruption.of(controller.signal),
+    streamError,
+    observation,
+    output,
+  });
+}
+
+/** How an attempt's stream ended: the output, or a classified failure and what it consumed. */
+function attemptResultOf(
+  deps: RunExecutorDeps,
+  prepared: PreparedRun,
+  ended: {
+    interruption: RunInterruption | null;
+    streamError: unknown;
+    observation: AttemptObservation;
+    output: string;
+  },
+): AttemptResult {
+  const { config } = deps;
+  const { resolved } = prepared;
+  const { interruption, streamError, observation, output } = ended;
   const classify = (error: unknown) =>
     classifyAttemptError(error, {
       provider: resolved.provider,

@@ -1,0 +1,140 @@
+/**
+ * The one place a run ends: the final record (for webhooks), its outbox rows, the store's
+ * compare-and-set end, the thread event and the run metric. The executor (completed or failed)
+ * and cancellation (a run not executing here) both end runs through it.
+ */
+import type { Cost, CostBlock, TokenUsage } from "@promptrun/contract";
+import type {
+  Clock,
+  MemoryMessage,
+  RunRecord,
+  Store,
+  ThreadEventBus,
+  WebhookDeliveryRecord,
+} from "../ports.ts";
+import { buildCost, sumCostBlocks, zeroCostBlock } from "../pricing/cost.ts";
+import type { EngineMetrics } from "../services.ts";
+
+export interface RunEndingDeps {
+  store: Store;
+  clock: Clock;
+  events: ThreadEventBus;
+  buildWebhookDeliveries?: ((run: RunRecord) => Promise<WebhookDeliveryRecord[]>) | undefined;
+  metrics?: EngineMetrics | undefined;
+}
+
+/** The error of a run failed by a cancel. */
+export const CANCELLED = "cancelled";
+
+/** UTF-8 bytes of a stored run error; a provider may send megabytes of error text. */
+export const MAX_ERROR_MESSAGE_BYTES = 4_096;
+const TRUNCATED = "…[truncated]";
+
+/** Cuts a message to MAX_ERROR_MESSAGE_BYTES (marker included), never inside a character. */
+export function truncateErrorMessage(message: string): string {
+  if (Buffer.byteLength(message) <= MAX_ERROR_MESSAGE_BYTES) return message;
+  const room = MAX_ERROR_MESSAGE_BYTES - Buffer.byteLength(TRUNCATED);
+  // encodeInto stops before a character that does not fit whole; `read` is in UTF-16 units.
+  const { read } = new TextEncoder().encodeInto(message, new Uint8Array(room));
+  return message.slice(0, read) + TRUNCATED;
+}
+
+export interface CompletedEnding {
+  output: string;
+  tokenUsage: TokenUsage;
+  cost: Cost;
+  /** The run's first attempt start. */
+  startedAt: Date | null;
+  attempts: number;
+  /** What this exchange adds to the channel memory. */
+  memory: MemoryMessage[];
+  /** Metrics label of the run's model. */
+  modelLabel: string;
+}
+
+export interface FailedEnding {
+  /** Trimmed to MAX_ERROR_MESSAGE_BYTES here. */
+  error: string;
+  /** Cost of the failed attempts (retries); none for a run that never reached a provider. */
+  retryBlocks?: CostBlock[];
+  startedAt?: Date | null;
+  attempts?: number;
+  /** Metrics label of the run's model; without one (a run cancelled before it executed) no metric. */
+  modelLabel?: string;
+}
+
+/** Ends a run as completed. false: it had already ended (the store's compare-and-set lost). */
+export async function endRunCompleted(
+  deps: RunEndingDeps,
+  run: RunRecord,
+  ending: CompletedEnding,
+): Promise<boolean> {
+  const finishedAt = deps.clock.now();
+  const { output, tokenUsage, cost } = ending;
+  const finalRun: RunRecord = {
+    ...run,
+    status: "completed",
+    output,
+    error: null,
+    tokenUsage,
+    cost,
+    startedAt: ending.startedAt,
+    finishedAt,
+    attempts: ending.attempts,
+    encryptedEnvVars: null,
+  };
+  const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
+  const ended = await deps.store.runs.complete(run.id, {
+    output,
+    tokenUsage,
+    cost,
+    finishedAt,
+    memory: ending.memory,
+    deliveries,
+  });
+  if (!ended) return false;
+  deps.events.publish(run.tenantId, run.threadId, {
+    type: "run.completed",
+    data: { runId: run.id, output, tokenUsage, cost, finishedAt: finishedAt.toISOString() },
+  });
+  deps.metrics?.runFinished("completed", ending.modelLabel, finishedAt.getTime() - run.createdAt.getTime());
+  return true;
+}
+
+/** Ends a run as failed. false: it had already ended (the store's compare-and-set lost). */
+export async function endRunFailed(
+  deps: RunEndingDeps,
+  run: RunRecord,
+  ending: FailedEnding,
+): Promise<boolean> {
+  const error = truncateErrorMessage(ending.error);
+  const finishedAt = deps.clock.now();
+  const retryBlocks = ending.retryBlocks ?? [];
+  const cost: Cost = buildCost(
+    zeroCostBlock(retryBlocks.every((block) => block.priced !== false)),
+    sumCostBlocks(retryBlocks),
+  );
+  const finalRun: RunRecord = {
+    ...run,
+    status: "failed",
+    error,
+    output: null,
+    tokenUsage: null,
+    cost,
+    startedAt: ending.startedAt ?? run.startedAt,
+    finishedAt,
+    attempts: ending.attempts ?? run.attempts,
+    encryptedEnvVars: null,
+  };
+  const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
+  const ended = await deps.store.runs.fail(run.id, { error, cost, finishedAt, deliveries });
+  if (!ended) return false;
+  deps.events.publish(run.tenantId, run.threadId, {
+    type: "run.failed",
+    data: { runId: run.id, error, cost, finishedAt: finishedAt.toISOString() },
+  });
+  if (ending.modelLabel !== undefined) {
+    deps.metrics?.runFinished("failed", ending.modelLabel, finishedAt.getTime() - run.createdAt.getTime());
+  }
+  return true;
+}

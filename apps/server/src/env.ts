@@ -253,6 +253,7 @@ export function readProcessEnvironment(): ServerConfig {
 }
 
 /** Parses the environment; throws ConfigurationError with one line naming the variable. */
+// long-function: one flat mapping from every variable to the config tree; split, the table would be read in pieces.
 export function parseEnvironment(environment: Record<string, string | undefined>): ServerConfig {
   // Empty strings count as unset (docker-compose style `VAR=`).
   const present = Object.fromEntries(

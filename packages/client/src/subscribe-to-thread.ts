@@ -52,6 +52,7 @@ const MAX_CONSECUTIVE_UNAUTHORIZED = 3;
  * when `signal` aborts or the consumer stops iterating; throws {@link ApiError} when the server
  * refuses for good (403, 404, repeated 401, or `maxReconnectAttempts` exhausted).
  */
+// long-function: one generator whose loop shares its reconnect state (attempt, Last-Event-ID, token) across yields.
 export async function* subscribeToThread(options: SubscribeToThreadOptions): AsyncGenerator<StreamEnvelope> {
   const fetchFunction = options.fetch ?? ((input: string, init: RequestInit) => fetch(input, init));
   const initialDelay = options.initialRetryDelayMs ?? 500;

@@ -34,6 +34,7 @@ export const DROPPED_DEFAULT_METRICS = [
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 /** A fresh prom-client registry (never the global one, so several apps in one process do not collide). */
+// long-function: a flat list of metric declarations, each exposed name written once and read top to bottom.
 export function createMetricsRegistry(options: MetricsRegistryOptions = {}): ApiMetrics {
   const registry = new Registry();
   const registers = [registry];

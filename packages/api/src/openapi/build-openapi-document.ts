@@ -144,6 +144,7 @@ const openOutputObjects: CreateDocumentOptions["override"] = ({ jsonSchema, io }
 };
 
 /** The OpenAPI 3.1 document of the public REST surface, generated from the contract's zod schemas. */
+// long-function: one declarative document; every route and its responses stay visible in one place.
 export function buildOpenApiDocument(options: { serverUrl?: string } = {}): OpenApiDocument {
   return createDocument(
     {

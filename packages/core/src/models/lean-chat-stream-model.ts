@@ -333,6 +333,7 @@ export function createLeanChatStreamModel(options: LeanChatStreamOptions): Langu
       pending.push({ type: "text-delta", id: textId, delta });
     };
 
+    // long-function: the per-chunk hot path, kept in one closure on purpose (docs/PERFORMANCE.md, lean reader).
     const onChunk = (data: string) => {
       if (data === "[DONE]") return;
       let value: unknown;

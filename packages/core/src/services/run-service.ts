@@ -75,6 +75,7 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
   };
 
   return {
+    // long-function: the create-run checks in their documented order (docs/PRODUCT-RULES.md), one numbered sequence.
     async create(tenant, slug, versionSegment, body, options) {
       // 0. The subscription (403 precedes 404, docs/PRODUCT-RULES.md). The REST adapter checks it too, before
       // content type and size; this keeps tRPC and the CLI from ever starting a run without one.

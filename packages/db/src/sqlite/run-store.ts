@@ -46,6 +46,7 @@ const ENGINE_WRITE = { maxBusyWaitMs: 300_000, retryWhenStorageFull: true };
  * filling and value mapping cost more than the insert itself at thousands of creates a second.
  * Column encodings follow schema/sqlite-columns.ts (uuid text, epoch-ms integers, JSON text).
  */
+// long-function: a table of prepared statements for the create path, one entry per statement.
 const prepareCreateStatements = (raw: Database) => ({
   insertThread: raw.prepare<never, [string, string, number]>(
     "INSERT INTO threads (tenant_id, id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",

@@ -45,8 +45,13 @@ test("the median ignores readings that did not happen", () => {
 
 test("precise CPU seconds of this process grow while it computes", () => {
   const before = readCpuSecondsPrecise(process.pid);
+  // Spin until 20 ms of CPU are counted (on a loaded machine 30 ms of wall time may give less),
+  // bounded by 5 s of wall time: a reader that never moves fails instead of hanging.
   let spin = 0;
-  for (const end = performance.now() + 30; performance.now() < end; ) spin++;
+  const deadline = performance.now() + 5_000;
+  while (readCpuSecondsPrecise(process.pid) - before <= 0.02 && performance.now() < deadline) {
+    for (let index = 0; index < 100_000; index++) spin++;
+  }
   expect(spin).toBeGreaterThan(0);
   expect(readCpuSecondsPrecise(process.pid) - before).toBeGreaterThan(0.02);
 });

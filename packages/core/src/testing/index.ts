@@ -1,5 +1,16 @@
 export { type ManualClock, manualClock } from "./clock.ts";
 export * from "./fake-providers/index.ts";
-export { createMemoryStore } from "./memory-store.ts";
+export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from "./memory-store.ts";
 export { recordingEngine } from "./recording-engine.ts";
+export {
+  addTenant,
+  at,
+  definitionOf,
+  idempotencyFor,
+  newRun,
+  push,
+  pushPrompt,
+  stateOf,
+  storeRunRecord,
+} from "./store-fixtures.ts";
 export { createTestConfig, TEST_SECRET } from "./test-config.ts";

@@ -14,3 +14,4 @@ export {
   storeRunRecord,
 } from "./store-fixtures.ts";
 export { createTestConfig, TEST_SECRET } from "./test-config.ts";
+export { waitFor } from "./wait-for.ts";

@@ -53,16 +53,7 @@ export function startReceiver(): Receiver {
   });
 }
 
-export async function waitFor(
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await Bun.sleep(5);
-  }
-}
+export { waitFor } from "../testing/wait-for.ts";
 
 export function finishedRun(overrides: Partial<RunRecord> & Pick<RunRecord, "tenantId">): RunRecord {
   const finishedAt = new Date();

@@ -79,7 +79,7 @@ test("a tenant's never-answering receivers do not hold back another tenant's del
   const startedAt = performance.now();
   await enqueueDeliveries(store, await sender.buildDeliveries(finishedRun({ tenantId: victim })));
   sender.wake();
-  await waitFor(() => receiver.requests.length >= 1, 20_000);
+  await waitFor(() => receiver.requests.length >= 1, "the victim's delivery", 20_000);
   const waitedMs = performance.now() - startedAt;
 
   // Well under one attempt timeout (8 s): the victim never waited for a hung attempt to end.

@@ -1,6 +1,6 @@
 export { type ManualClock, manualClock } from "./clock.ts";
 export * from "./fake-providers/index.ts";
-export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from "./memory-store.ts";
+export { createMemoryStore } from "./memory-store.ts";
 export { recordingEngine } from "./recording-engine.ts";
 export {
   addTenant,
@@ -11,7 +11,6 @@ export {
   push,
   pushPrompt,
   stateOf,
-  storeRunRecord,
 } from "./store-fixtures.ts";
 export { createTestConfig, TEST_SECRET } from "./test-config.ts";
 export { waitFor } from "./wait-for.ts";

@@ -2,7 +2,8 @@
  * Measures runs.create throughput on a temp file (synchronous=FULL, WAL), group-committed vs
  * one commit per run. `bun scripts/measure-create.ts [runs]`. Not a test: figures vary by machine.
  */
-import { addTenant, newRun, openTempStore, pushPrompt } from "../src/sqlite/test-fixtures.ts";
+import { addTenant, newRun, pushPrompt } from "@promptrun/core/testing";
+import { openTempStore } from "../src/sqlite/test-fixtures.ts";
 
 const total = Number(process.argv[2] ?? 20_000);
 

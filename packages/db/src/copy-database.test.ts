@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { addTenant, at, newRun, pushPrompt } from "./conformance/fixtures.ts";
+import { addTenant, at, newRun, pushPrompt } from "@promptrun/core/testing";
 import { copyDatabase } from "./copy-database.ts";
 import { openPostgresStore } from "./postgres/open.ts";
 import { checkPostgres, createTestDatabase, type TestDatabase } from "./postgres/test-database.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { addTenant } from "./conformance/fixtures.ts";
+import { addTenant } from "@promptrun/core/testing";
 import { openStore, storeKindOf } from "./open-store.ts";
 import { checkPostgres, createTestDatabase, type TestDatabase } from "./postgres/test-database.ts";
 import { createTempDirectory } from "./sqlite/test-fixtures.ts";

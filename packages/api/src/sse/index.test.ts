@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { connect as connectTcp, type Socket } from "node:net";
 import type { ThreadEvent } from "@promptrun/contract";
+import { waitFor } from "@promptrun/core/testing";
 import { encodeSseMessage } from "./encode.ts";
 import { type ApiTestKit, createApiTestKit } from "./testing/api-test-kit.ts";
 import { readSse, type SseReader } from "./testing/sse-reader.ts";
@@ -12,14 +13,6 @@ const tokenEvent = (index: number, delta = `word${index} `): ThreadEvent => ({
   type: "run.token",
   data: { runId: RUN_ID, channel: "default", index, delta },
 });
-
-async function until(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(5);
-  }
-}
 
 async function mint(kit: ApiTestKit, tenant = kit.tenantA, thread = crypto.randomUUID()) {
   const authenticated = await kit.services.auth.authenticate(`Bearer ${tenant.apiKey}`);
@@ -245,7 +238,7 @@ describe("GET /stream/:thread over a socket", () => {
     expect(kit.bus.activeSubscriptions()).toBe(1);
     expect(kit.stream.openStreams()).toBe(1);
     await sse.close();
-    await until(() => kit.bus.activeSubscriptions() === 0, "the bus subscription to end");
+    await waitFor(() => kit.bus.activeSubscriptions() === 0, "the bus subscription to end");
     expect(kit.stream.openStreams()).toBe(0);
     expect(kit.metrics.closed).toBe(1);
     // Publishing afterwards reaches no one and throws nothing.
@@ -353,7 +346,7 @@ describe("slow subscribers", () => {
       const fast = await open(kit, thread, { token });
       await fast.waitForMessages(1);
       const stalled = await stalledSubscriber(thread, token);
-      await until(() => kit.stream.openStreams() === 2, "both streams to be open");
+      await waitFor(() => kit.stream.openStreams() === 2, "both streams to be open");
 
       const delta = "x".repeat(8 * 1024);
       let published = 0;
@@ -385,7 +378,7 @@ describe("slow subscribers", () => {
         text += chunk.toString("latin1");
       });
       stalled.resume();
-      await until(() => text.includes("event: end"), "the stalled client to read its end event", 20_000);
+      await waitFor(() => text.includes("event: end"), "the stalled client to read its end event", 20_000);
       expect(text).toContain('event: end\ndata: {"reason":"slow_consumer"}');
       stalled.destroy();
     },

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { waitFor } from "@promptrun/core/testing";
 import {
   startSharedTick,
   stopSharedTick,
@@ -61,14 +62,6 @@ afterEach(() => {
   for (const stopAll of started.splice(0)) stopAll();
 });
 
-async function until(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(5);
-  }
-}
-
 const countBy = <T>(items: T[], keyOf: (item: T) => number) => {
   const counts = new Map<number, number>();
   for (const item of items) counts.set(keyOf(item), (counts.get(keyOf(item)) ?? 0) + 1);
@@ -86,7 +79,7 @@ describe("shared ticker", () => {
         done = true;
       }
     });
-    await until(() => done, "one full tick");
+    await waitFor(() => done, "one full tick");
     expect(calls.map((call) => call.target)).toEqual([...Array(total).keys()]);
     expect(countBy(calls, (call) => call.turn)).toEqual([TARGETS_PER_SLICE, TARGETS_PER_SLICE, 100]);
     // Costly checks are spread: at most VERIFICATIONS_PER_TICK per tick.
@@ -108,7 +101,7 @@ describe("shared ticker", () => {
         done = true;
       }
     });
-    await until(() => done, `${ticks} full ticks`);
+    await waitFor(() => done, `${ticks} full ticks`);
     const targetsInOrder = [...Array(total).keys()];
     expect(calls.map((call) => call.target)).toEqual([
       ...targetsInOrder,
@@ -147,7 +140,7 @@ describe("shared ticker", () => {
       }
     });
     stopSharedTick(STOPPED_MS, targets[stoppedBefore]!);
-    await until(() => done, "one full tick");
+    await waitFor(() => done, "one full tick");
     const ticked = calls.map((call) => call.target);
     const skipped = new Set([stoppedBefore, sameSlice, laterSlice]);
     expect(ticked).toEqual([...Array(total).keys()].filter((index) => !skipped.has(index)));

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { StreamTokenClaims, StreamTokenService } from "@promptrun/core";
+import { waitFor } from "@promptrun/core/testing";
 import { VERIFICATIONS_PER_TICK } from "./shared-ticker.ts";
 import { watchTokenExpiry } from "./watch-token-expiry.ts";
 
@@ -18,13 +19,6 @@ function countingTokens() {
   return { service, state };
 }
 
-const until = async (condition: () => boolean) => {
-  for (let waited = 0; !condition(); waited += 5) {
-    if (waited > 5_000) throw new Error("condition not met within 5 s");
-    await Bun.sleep(5);
-  }
-};
-
 describe("watchTokenExpiry", () => {
   test("a token past its exp ends at the next tick without asking the token service", async () => {
     const { service, state } = countingTokens();
@@ -39,7 +33,7 @@ describe("watchTokenExpiry", () => {
       onValid: () => valid++,
       onExpired: () => expired++,
     });
-    await until(() => expired > 0);
+    await waitFor(() => expired > 0);
     await Bun.sleep(40);
     expect({ expired, valid, verifications: state.verifications }).toEqual({
       expired: 1,
@@ -61,10 +55,10 @@ describe("watchTokenExpiry", () => {
       onValid: () => pings++,
       onExpired: () => expired++,
     });
-    await until(() => state.verifications >= 2);
+    await waitFor(() => state.verifications >= 2);
     expect(expired).toBe(0);
     state.valid = false;
-    await until(() => expired > 0);
+    await waitFor(() => expired > 0);
     const pingsAtExpiry = pings;
     await Bun.sleep(40);
     expect(expired).toBe(1);
@@ -87,7 +81,7 @@ describe("watchTokenExpiry", () => {
         onExpired: () => {},
       }),
     );
-    await until(() => pings >= watchers);
+    await waitFor(() => pings >= watchers);
     // Whatever number of ticks ran: every watcher pinged on each, a quarter of them verified.
     expect(pings % watchers).toBe(0);
     expect(state.verifications * 4).toBe(pings);

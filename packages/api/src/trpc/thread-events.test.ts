@@ -1,17 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { StreamEvent } from "@promptrun/contract";
+import { waitFor } from "@promptrun/core/testing";
 import { createTRPCClient, httpSubscriptionLink, type TRPCClientError } from "@trpc/client";
 import { EventSource } from "eventsource";
 import { createTestApp, type TestApp } from "../http/test-app.ts";
 import type { AppRouter } from "./index.ts";
-
-async function until(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(5);
-  }
-}
 
 /**
  * The whole app (SSE and tRPC behind one per-thread cap of 2) on a real socket: the cap is
@@ -70,14 +63,14 @@ describe("thread.onEvents behind the per-thread stream cap", () => {
 
   async function subscribed(thread: string, token: string) {
     const subscriber = subscribe(thread, token);
-    await until(() => subscriber.ready() || subscriber.state.error !== null, "ready or an error");
+    await waitFor(() => subscriber.ready() || subscriber.state.error !== null, "ready or an error");
     expect(subscriber.state.error).toBeNull();
     return subscriber;
   }
 
   async function refused(thread: string, token: string) {
     const subscriber = subscribe(thread, token);
-    await until(() => subscriber.state.error !== null || subscriber.ready(), "an error or ready");
+    await waitFor(() => subscriber.state.error !== null || subscriber.ready(), "an error or ready");
     subscriber.unsubscribe();
     expect(subscriber.received).toEqual([]);
     return subscriber.state.error;
@@ -123,7 +116,7 @@ describe("thread.onEvents behind the per-thread stream cap", () => {
       const deadline = Date.now() + 5_000;
       for (;;) {
         const attempt = subscribe(thread, token);
-        await until(() => attempt.ready() || attempt.state.error !== null, "ready or an error");
+        await waitFor(() => attempt.ready() || attempt.state.error !== null, "ready or an error");
         if (attempt.ready()) return attempt;
         attempt.unsubscribe();
         if (Date.now() > deadline) throw new Error("the SSE slot was never freed");
@@ -146,7 +139,7 @@ describe("thread.onEvents behind the per-thread stream cap", () => {
     expect((await openSse(thread, token)).status).toBe(429);
 
     t.app.closeAllStreams("shutdown");
-    await until(() => subscribers.every((subscriber) => subscriber.state.completed), "both to complete");
+    await waitFor(() => subscribers.every((subscriber) => subscriber.state.completed), "both to complete");
     for (const subscriber of subscribers)
       expect(subscriber.received.at(-1)).toEqual({ type: "end", data: { reason: "shutdown" } });
     const reopened = [await openSseOnceFree(thread, token), await openSseOnceFree(thread, token)];

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, test } from "bun:test";
 import { PromptrunError } from "../errors.ts";
 import type { Store } from "../ports.ts";
 import { createSecretBox } from "../security/secret-box.ts";
-import { createMemoryStore, manualClock, TEST_SECRET } from "../testing/index.ts";
+import { addTenant, createMemoryStore, manualClock, TEST_SECRET } from "../testing/index.ts";
 import { createEnvironmentService } from "./environment-service.ts";
 import { loadEnvironmentVars } from "./load-environment-vars.ts";
 
@@ -23,8 +23,10 @@ const rejection = async (promise: Promise<unknown>): Promise<PromptrunError> => 
 
 let store: Store;
 let service: ReturnType<typeof createEnvironmentService>;
-beforeEach(() => {
+beforeEach(async () => {
   store = createMemoryStore();
+  await addTenant(store, "A", tenantA);
+  await addTenant(store, "B", tenantB);
   service = createEnvironmentService({ store, secrets, clock });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createSecretBox } from "../security/secret-box.ts";
-import { createMemoryStore, manualClock } from "../testing/index.ts";
+import { addTenant, createMemoryStore, manualClock, pushPrompt } from "../testing/index.ts";
 import { createEnvironmentService } from "./environment-service.ts";
 import { loadEnvironmentVars } from "./load-environment-vars.ts";
 
@@ -21,6 +21,7 @@ const decryptsWith = (box: ReturnType<typeof createSecretBox>, ciphertext: strin
 describe("rotateEncryption", () => {
   test("re-encrypts env vars, webhook secrets and pending runs' envVars under the new secret", async () => {
     const store = createMemoryStore();
+    await addTenant(store, "acme", tenantId);
     const oldBox = createSecretBox(oldSecret);
     await createEnvironmentService({ store, secrets: oldBox, clock }).setEnvVars(tenantId, "production", {
       API_KEY: "sk-1",
@@ -39,12 +40,13 @@ describe("rotateEncryption", () => {
       failureStreak: 0,
       createdAt: clock.now(),
     });
+    const version = await pushPrompt(store, tenantId);
     const runBase = {
       tenantId,
       threadId: crypto.randomUUID(),
       channel: "default",
-      promptId: crypto.randomUUID(),
-      promptVersionId: crypto.randomUUID(),
+      promptId: version.promptId,
+      promptVersionId: version.id,
       promptSlug: "greet",
       promptVersion: 1,
       priority: "normal" as const,
@@ -94,6 +96,7 @@ describe("rotateEncryption", () => {
 
   test("leaves values already under the current key untouched", async () => {
     const store = createMemoryStore();
+    await addTenant(store, "acme", tenantId);
     const box = createSecretBox(newSecret, [oldSecret]);
     await createEnvironmentService({ store, secrets: box, clock }).setEnvVars(tenantId, "production", {
       A: "1",

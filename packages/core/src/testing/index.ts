@@ -2,4 +2,15 @@ export { type ManualClock, manualClock } from "./clock.ts";
 export * from "./fake-providers/index.ts";
 export { createMemoryStore } from "./memory-store.ts";
 export { recordingEngine } from "./recording-engine.ts";
+export {
+  addTenant,
+  at,
+  definitionOf,
+  idempotencyFor,
+  newRun,
+  push,
+  pushPrompt,
+  stateOf,
+} from "./store-fixtures.ts";
 export { createTestConfig, TEST_SECRET } from "./test-config.ts";
+export { waitFor } from "./wait-for.ts";

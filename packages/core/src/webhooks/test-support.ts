@@ -1,8 +1,9 @@
 /**
  * Helpers for this folder's tests only (not exported from the package): a real HTTP receiver on
- * 127.0.0.1, a finished run record, and a condition poller with a generous deadline.
+ * 127.0.0.1, a finished run record, and an outbox write that first stores the runs it refers to.
  */
-import type { RunRecord } from "../ports.ts";
+import type { RunRecord, Store, WebhookDeliveryRecord } from "../ports.ts";
+import { storeRunRecord } from "../testing/store-fixtures.ts";
 
 export interface ReceivedRequest {
   path: string;
@@ -52,16 +53,7 @@ export function startReceiver(): Receiver {
   });
 }
 
-export async function waitFor(
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await Bun.sleep(5);
-  }
-}
+export { waitFor } from "../testing/wait-for.ts";
 
 export function finishedRun(overrides: Partial<RunRecord> & Pick<RunRecord, "tenantId">): RunRecord {
   const finishedAt = new Date();
@@ -93,4 +85,14 @@ export function finishedRun(overrides: Partial<RunRecord> & Pick<RunRecord, "ten
     attempts: 1,
     ...overrides,
   };
+}
+
+/** Enqueues deliveries as the engine does, after storing the runs they refer to (the stores check). */
+export async function enqueueDeliveries(store: Store, deliveries: WebhookDeliveryRecord[]): Promise<void> {
+  for (const runId of new Set(deliveries.map((delivery) => delivery.runId))) {
+    if ((await store.runs.getById(runId)) !== null) continue;
+    const tenantId = deliveries.find((delivery) => delivery.runId === runId)?.tenantId ?? "";
+    await storeRunRecord(store, finishedRun({ id: runId, tenantId }));
+  }
+  await store.webhooks.enqueueDeliveries(deliveries);
 }

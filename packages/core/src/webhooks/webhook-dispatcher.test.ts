@@ -4,8 +4,8 @@ import { Webhook } from "standardwebhooks";
 import type { PromptrunConfig } from "../config.ts";
 import type { Clock, RunRecord, Store, WebhookDeliveryRecord } from "../ports.ts";
 import { createSecretBox } from "../security/secret-box.ts";
-import { createMemoryStore, createTestConfig, TEST_SECRET } from "../testing/index.ts";
-import { finishedRun, type Receiver, startReceiver, waitFor } from "./test-support.ts";
+import { addTenant, createMemoryStore, createTestConfig, TEST_SECRET } from "../testing/index.ts";
+import { enqueueDeliveries, finishedRun, type Receiver, startReceiver, waitFor } from "./test-support.ts";
 import { createWebhookDispatcher, type WebhookDispatcher } from "./webhook-dispatcher.ts";
 import { createWebhookService } from "./webhook-service.ts";
 
@@ -25,6 +25,7 @@ beforeEach(async () => {
   receiver = startReceiver();
   dispatchers = [];
   errors.length = 0;
+  await addTenant(store, "acme", tenantId);
   await store.environments.ensure(tenantId, "production", crypto.randomUUID(), clock.now());
   await store.environments.ensure(tenantId, "staging", crypto.randomUUID(), clock.now());
 });
@@ -69,7 +70,7 @@ const addWebhook = async (
 /** What the engine does when a run ends: build the outbox rows and store them. */
 const finish = async (sender: WebhookDispatcher, run: RunRecord) => {
   const deliveries = await sender.buildDeliveries(run);
-  await store.webhooks.enqueueDeliveries(deliveries);
+  await enqueueDeliveries(store, deliveries);
   sender.wake();
   return deliveries;
 };
@@ -124,7 +125,7 @@ describe("delivery", () => {
     for (const sender of senders) sender.start();
     const runs = Array.from({ length: 5 }, () => finishedRun({ tenantId }));
     const deliveries = (await Promise.all(runs.map((run) => senders[0]!.buildDeliveries(run)))).flat();
-    await store.webhooks.enqueueDeliveries(deliveries);
+    await enqueueDeliveries(store, deliveries);
     for (const sender of senders) sender.wake();
     await waitFor(() => receiver.requests.length >= 1);
     await Bun.sleep(100);
@@ -388,7 +389,7 @@ describe("redelivery, guards and restarts", () => {
     const run = finishedRun({ tenantId });
     const [delivery] = await sender.buildDeliveries(run);
     // The row as a crash would leave it: pending, attempted once, due in the past.
-    await store.webhooks.enqueueDeliveries([
+    await enqueueDeliveries(store, [
       { ...delivery!, attempts: 1, nextAttemptAt: new Date(Date.now() - 60_000) },
     ]);
     sender.start();

@@ -1,8 +1,8 @@
 import { afterEach, expect, test } from "bun:test";
 import type { Clock, Store } from "../ports.ts";
 import { createSecretBox } from "../security/secret-box.ts";
-import { createMemoryStore, createTestConfig, TEST_SECRET } from "../testing/index.ts";
-import { finishedRun, type Receiver, startReceiver, waitFor } from "./test-support.ts";
+import { addTenant, createMemoryStore, createTestConfig, TEST_SECRET } from "../testing/index.ts";
+import { enqueueDeliveries, finishedRun, type Receiver, startReceiver, waitFor } from "./test-support.ts";
 import { createWebhookDispatcher, type WebhookDispatcher } from "./webhook-dispatcher.ts";
 import { createWebhookService } from "./webhook-service.ts";
 
@@ -45,6 +45,7 @@ test("a tenant's never-answering receivers do not hold back another tenant's del
   });
   const service = createWebhookService({ store, config, secrets, clock });
   for (const tenant of [attacker, victim]) {
+    await addTenant(store, "tenant", tenant);
     await store.environments.ensure(tenant, "production", crypto.randomUUID(), clock.now());
   }
   const blackHole = startBlackHole();
@@ -69,16 +70,16 @@ test("a tenant's never-answering receivers do not hold back another tenant's del
   cleanups.push(() => sender.stop());
   // The attacker's backlog is older: 3 runs × 16 webhooks before the victim's one run.
   for (let index = 0; index < 3; index++) {
-    await store.webhooks.enqueueDeliveries(await sender.buildDeliveries(finishedRun({ tenantId: attacker })));
+    await enqueueDeliveries(store, await sender.buildDeliveries(finishedRun({ tenantId: attacker })));
   }
   await Bun.sleep(5);
   sender.start();
   await waitFor(() => blackHole.requests() >= 1);
 
   const startedAt = performance.now();
-  await store.webhooks.enqueueDeliveries(await sender.buildDeliveries(finishedRun({ tenantId: victim })));
+  await enqueueDeliveries(store, await sender.buildDeliveries(finishedRun({ tenantId: victim })));
   sender.wake();
-  await waitFor(() => receiver.requests.length >= 1, 20_000);
+  await waitFor(() => receiver.requests.length >= 1, "the victim's delivery", 20_000);
   const waitedMs = performance.now() - startedAt;
 
   // Well under one attempt timeout (8 s): the victim never waited for a hung attempt to end.
@@ -95,6 +96,7 @@ test("a webhook whose name re-resolves to 127.0.0.1 after the check is never sen
     webhookTimeoutMs: 1_000,
     webhookRetrySchedule: [60],
   });
+  await addTenant(store, "victim", victim);
   const environment = await store.environments.ensure(victim, "production", crypto.randomUUID(), clock.now());
   const receiver: Receiver = startReceiver();
   cleanups.push(() => receiver.stop());
@@ -126,7 +128,7 @@ test("a webhook whose name re-resolves to 127.0.0.1 after the check is never sen
   });
   cleanups.push(() => sender.stop());
   const run = finishedRun({ tenantId: victim });
-  await store.webhooks.enqueueDeliveries(await sender.buildDeliveries(run));
+  await enqueueDeliveries(store, await sender.buildDeliveries(run));
   sender.start();
   await waitFor(
     async () => (await store.webhooks.listAttempts(victim, { runId: run.id, limit: 10 })).length > 0,

@@ -3,7 +3,14 @@ import { webhookSchema } from "@promptrun/contract";
 import { PromptrunError } from "../errors.ts";
 import type { Store } from "../ports.ts";
 import { createSecretBox } from "../security/secret-box.ts";
-import { createMemoryStore, createTestConfig, manualClock, TEST_SECRET } from "../testing/index.ts";
+import {
+  addTenant,
+  createMemoryStore,
+  createTestConfig,
+  manualClock,
+  TEST_SECRET,
+} from "../testing/index.ts";
+import { enqueueDeliveries } from "./test-support.ts";
 import { createWebhookService } from "./webhook-service.ts";
 
 const tenantA = "00000000-0000-4000-8000-00000000000a";
@@ -25,6 +32,7 @@ let store: Store;
 beforeEach(async () => {
   store = createMemoryStore();
   for (const tenantId of [tenantA, tenantB]) {
+    await addTenant(store, "tenant", tenantId);
     await store.environments.ensure(tenantId, "production", crypto.randomUUID(), clock.now());
   }
 });
@@ -130,7 +138,7 @@ describe("tenant scoping", () => {
       url: "http://127.0.0.1:9/hook",
     });
     const deliveryId = crypto.randomUUID();
-    await store.webhooks.enqueueDeliveries([
+    await enqueueDeliveries(store, [
       {
         id: deliveryId,
         webhookId: webhook.id,
@@ -181,7 +189,7 @@ describe("tenant scoping", () => {
       url: "http://127.0.0.1:9/hook",
     });
     const deliveryId = crypto.randomUUID();
-    await store.webhooks.enqueueDeliveries([
+    await enqueueDeliveries(store, [
       {
         id: deliveryId,
         webhookId: webhook.id,

@@ -1,5 +1,5 @@
 import type { Store } from "@promptrun/core";
-import type { ManualClock } from "./fixtures.ts";
+import type { ManualClock } from "@promptrun/core/testing";
 
 /** What each part of the conformance suite sees: the current test's fresh store and its clock. */
 export interface ConformanceContext {

@@ -1,7 +1,7 @@
 import { beforeEach, expect, test } from "bun:test";
 import type { TenantRecord } from "@promptrun/core";
+import { addTenant, at } from "@promptrun/core/testing";
 import type { ConformanceContext } from "./conformance-context.ts";
-import { addTenant, at } from "./fixtures.ts";
 
 export const environmentConformance = ({ store }: ConformanceContext): void => {
   let acme: TenantRecord;

@@ -12,7 +12,7 @@ import type {
   TenantRecord,
   WebhookDeliveryRecord,
 } from "@promptrun/core";
-import { addTenant, at, newRun, pushPrompt, stateOf } from "./fixtures.ts";
+import { addTenant, at, newRun, pushPrompt, stateOf } from "@promptrun/core/testing";
 
 const zeroBlock = { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 };
 const cost: Cost = { success: zeroBlock, retries: zeroBlock, total: 0 };

@@ -1,8 +1,8 @@
 import { beforeEach, expect, test } from "bun:test";
 import type { PromptDefinition } from "@promptrun/contract";
 import type { TenantRecord } from "@promptrun/core";
+import { addTenant, at, definitionOf, push } from "@promptrun/core/testing";
 import type { ConformanceContext } from "./conformance-context.ts";
-import { addTenant, at, definitionOf, push } from "./fixtures.ts";
 
 export const promptConformance = ({ store }: ConformanceContext): void => {
   let acme: TenantRecord;

@@ -8,8 +8,8 @@ import type {
   TenantRecord,
   WebhookDeliveryRecord,
 } from "@promptrun/core";
+import { addTenant, at, idempotencyFor, newRun, pushPrompt, stateOf } from "@promptrun/core/testing";
 import type { ConformanceContext } from "./conformance-context.ts";
-import { addTenant, at, idempotencyFor, newRun, pushPrompt, stateOf } from "./fixtures.ts";
 
 const zeroBlock = { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 };
 const cost: Cost = { success: { ...zeroBlock, output: 0.5, total: 0.5 }, retries: zeroBlock, total: 0.5 };

@@ -5,9 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { Clock, Store } from "@promptrun/core";
+import { addTenant, at, manualClock, newRun, pushPrompt } from "@promptrun/core/testing";
 import type { ConformanceContext } from "./conformance-context.ts";
 import { environmentConformance } from "./environment-conformance.ts";
-import { addTenant, at, ManualClock, newRun, pushPrompt } from "./fixtures.ts";
 import { leaseConformance } from "./lease-conformance.ts";
 import { promptConformance } from "./prompt-conformance.ts";
 import { runConformance } from "./run-conformance.ts";
@@ -29,7 +29,7 @@ const START = at(100_000);
 export const describeStoreConformance = (name: string, openStore: OpenConformanceStore): void => {
   describe(`${name} store conformance`, () => {
     let current: ConformanceStore | null = null;
-    const clock = new ManualClock(START);
+    const clock = manualClock(START);
     const context: ConformanceContext = {
       store: () => {
         if (!current) throw new Error("no store is open outside a test");
@@ -43,7 +43,7 @@ export const describeStoreConformance = (name: string, openStore: OpenConformanc
     };
 
     beforeEach(async () => {
-      clock.current = START;
+      clock.set(START);
       current = await openStore({ clock });
     });
     afterEach(async () => {

@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import type { ApiKeyRecord, TenantRecord } from "@promptrun/core";
+import { addTenant, at } from "@promptrun/core/testing";
 import type { ConformanceContext } from "./conformance-context.ts";
-import { addTenant, at } from "./fixtures.ts";
 
 const apiKey = (tenantId: string, prefix: string, hash: string): ApiKeyRecord => ({
   id: Bun.randomUUIDv7(),

@@ -6,8 +6,8 @@ import type {
   WebhookDeliveryRecord,
   WebhookRecord,
 } from "@promptrun/core";
+import { addTenant, at, newRun, pushPrompt, stateOf } from "@promptrun/core/testing";
 import type { ConformanceContext } from "./conformance-context.ts";
-import { addTenant, at, newRun, pushPrompt, stateOf } from "./fixtures.ts";
 
 export const webhookConformance = ({ store, storedWebhookSecret }: ConformanceContext): void => {
   let acme: TenantRecord;

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import type { ApiKeyRecord, Store } from "@promptrun/core";
-import { addTenant, at, push } from "../conformance/fixtures.ts";
+import { addTenant, at, push } from "@promptrun/core/testing";
 import { openPostgresStore } from "./open.ts";
 import { checkPostgres, createTestDatabase, type TestDatabase } from "./test-database.ts";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { addTenant, at, newRun, pushPrompt } from "../conformance/fixtures.ts";
+import { addTenant, at, newRun, pushPrompt } from "@promptrun/core/testing";
 import { openPostgresStore } from "./open.ts";
 import { checkPostgres, createTestDatabase, type TestDatabase } from "./test-database.ts";
 

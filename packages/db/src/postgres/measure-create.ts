@@ -3,7 +3,7 @@
  * group-committed vs one commit per run: `bun src/postgres/measure-create.ts [runs]`.
  * Not a test: figures vary by machine. Needs PROMPTRUN_TEST_POSTGRES_URL's server.
  */
-import { addTenant, idempotencyFor, newRun, pushPrompt } from "../conformance/fixtures.ts";
+import { addTenant, idempotencyFor, newRun, pushPrompt } from "@promptrun/core/testing";
 import { openPostgresStore } from "./open.ts";
 import { createTestDatabase } from "./test-database.ts";
 

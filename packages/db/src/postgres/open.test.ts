@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunCompletion, Store } from "@promptrun/core";
-import { addTenant, at, idempotencyFor, newRun, push, pushPrompt } from "../conformance/fixtures.ts";
+import { addTenant, at, idempotencyFor, newRun, push, pushPrompt } from "@promptrun/core/testing";
 import { POSTGRES_MIGRATIONS_FOLDER } from "./migrate.ts";
 import { openPostgresStore, type PostgresStore } from "./open.ts";
 import { checkPostgres, createTestDatabase, type TestDatabase } from "./test-database.ts";

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import type { Store, TenantRecord } from "@promptrun/core";
-import { addTenant, at, idempotencyFor, newRun, push } from "../conformance/fixtures.ts";
+import { addTenant, at, idempotencyFor, newRun, push } from "@promptrun/core/testing";
 import type { SqliteStore } from "../sqlite/open.ts";
 import { openTempStore } from "../sqlite/test-fixtures.ts";
 import { openPostgresStore, type PostgresStore } from "./open.ts";

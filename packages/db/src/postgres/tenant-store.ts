@@ -1,14 +1,15 @@
-import { type ApiKeyRecord, PromptrunError, type TenantRecord, type TenantStore } from "@promptrun/core";
+import type { ApiKeyRecord, TenantRecord, TenantStore } from "@promptrun/core";
 import { and, asc, eq, isNull, lte, or, sql } from "drizzle-orm";
 import { apiKeys, tenants } from "../schema/postgres.ts";
+import {
+  keysToRevoke,
+  LAST_USED_GRANULARITY_MS,
+  MAX_CACHED_KEYS,
+  revokeTarget,
+} from "../shared/api-key-rules.ts";
 import type { PostgresContext } from "./postgres-context.ts";
 import { withConstraintErrors } from "./postgres-errors.ts";
 import { createReadCache } from "./read-cache.ts";
-
-/** last_used_at is refreshed at most this often per key, so authentication rarely writes. */
-const LAST_USED_GRANULARITY_MS = 60_000;
-/** Active keys remembered at once. */
-const MAX_CACHED_KEYS = 10_000;
 
 type FoundKey = { key: ApiKeyRecord; tenant: TenantRecord };
 
@@ -100,28 +101,21 @@ export const createTenantStore = ({ db, clock, changes, cacheTtlMs }: PostgresCo
 
     async revokeApiKeys(match, at) {
       const active = isNull(apiKeys.revokedAt);
-      let condition: ReturnType<typeof and>;
-      if (match.id !== undefined) {
-        condition = and(eq(apiKeys.id, match.id), active);
-      } else if (match.prefix !== undefined && match.prefix !== "") {
-        // The given text may be the displayed prefix or any leading part of it.
-        condition = and(sql`left(${apiKeys.prefix}, ${match.prefix.length}) = ${match.prefix}`, active);
-      } else {
-        throw new PromptrunError("invalid", "revokeApiKeys needs an id or a prefix");
-      }
+      const target = revokeTarget(match);
+      const condition =
+        "id" in target
+          ? and(eq(apiKeys.id, target.id), active)
+          : // The given text may be the displayed prefix or any leading part of it.
+            and(sql`left(${apiKeys.prefix}, ${target.prefix.length}) = ${target.prefix}`, active);
       const revoked = await db.transaction(async (tx) => {
         // Locked, so a concurrent revoke of the same keys waits and then finds them revoked.
-        const targets: ApiKeyRecord[] = await tx
-          .select()
-          .from(apiKeys)
-          .where(condition)
-          .orderBy(asc(apiKeys.id))
-          .for("update");
-        // A prefix naming several keys revokes nothing: the caller must be more specific.
-        if (match.id === undefined && targets.length > 1) return [];
-        for (const target of targets) {
-          await tx.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, target.id));
-          target.revokedAt = at;
+        const targets = keysToRevoke(
+          target,
+          await tx.select().from(apiKeys).where(condition).orderBy(asc(apiKeys.id)).for("update"),
+        );
+        for (const key of targets) {
+          await tx.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, key.id));
+          key.revokedAt = at;
         }
         return targets;
       });

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { addTenant, pushPrompt } from "@promptrun/core/testing";
 import { openSqliteStore } from "./open.ts";
-import { addTenant, createTempDirectory, pushPrompt, type TempDirectory } from "./test-fixtures.ts";
+import { createTempDirectory, type TempDirectory } from "./test-fixtures.ts";
 
 describe("crash durability", () => {
   let directory: TempDirectory;

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { TenantRecord } from "@promptrun/core";
+import { addTenant } from "@promptrun/core/testing";
 import { openSqliteStore, type SqliteStore } from "./open.ts";
-import { addTenant, openTempStore } from "./test-fixtures.ts";
+import { openTempStore } from "./test-fixtures.ts";
 
 const at = (seconds: number) => new Date(1_700_000_000_000 + seconds * 1000);
 

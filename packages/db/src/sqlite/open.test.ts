@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { addTenant, newRun, pushPrompt } from "@promptrun/core/testing";
 import { openSqliteStore, type SqliteStore } from "./open.ts";
-import { addTenant, createTempDirectory, newRun, pushPrompt, type TempDirectory } from "./test-fixtures.ts";
+import { createTempDirectory, type TempDirectory } from "./test-fixtures.ts";
 
 const pragma = (store: SqliteStore, name: string): unknown =>
   Object.values(store.raw.query(`PRAGMA ${name}`).get() as Record<string, unknown>)[0];

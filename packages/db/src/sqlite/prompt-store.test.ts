@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { TenantRecord } from "@promptrun/core";
-import { push } from "../conformance/fixtures.ts";
+import { addTenant, push } from "@promptrun/core/testing";
 import { openSqliteStore, type SqliteStore } from "./open.ts";
-import { addTenant, nextTurn, openTempStore } from "./test-fixtures.ts";
+import { nextTurn, openTempStore } from "./test-fixtures.ts";
 
 const at = (seconds: number) => new Date(1_700_000_000_000 + seconds * 1000);
 

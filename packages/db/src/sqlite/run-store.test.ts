@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { Cost } from "@promptrun/contract";
 import type { PromptVersionRecord, RunCompletion, TenantRecord } from "@promptrun/core";
+import { addTenant, newRun, pushPrompt } from "@promptrun/core/testing";
 import type { SqliteStore } from "./open.ts";
-import { addTenant, newRun, openTempStore, pushPrompt } from "./test-fixtures.ts";
+import { openTempStore } from "./test-fixtures.ts";
 
 // The dialect-neutral RunStore behaviour is in src/conformance/run-conformance.ts (run on SQLite
 // and Postgres); what stays here is SQLite's own.

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { ApiKeyRecord } from "@promptrun/core";
-import { ManualClock } from "../conformance/fixtures.ts";
+import { addTenant, manualClock } from "@promptrun/core/testing";
 import { openSqliteStore, type SqliteStore } from "./open.ts";
-import { addTenant, nextTurn, openTempStore } from "./test-fixtures.ts";
+import { nextTurn, openTempStore } from "./test-fixtures.ts";
 
 const apiKey = (tenantId: string, prefix: string, hash: string): ApiKeyRecord => ({
   id: Bun.randomUUIDv7(),
@@ -17,7 +17,7 @@ const apiKey = (tenantId: string, prefix: string, hash: string): ApiKeyRecord =>
 describe("SQLite TenantStore", () => {
   let store: SqliteStore;
   let dispose: () => Promise<void>;
-  const clock = new ManualClock(new Date(1_800_000_000_000));
+  const clock = manualClock(new Date(1_800_000_000_000));
 
   beforeEach(async () => {
     ({ store, dispose } = await openTempStore({ clock }));

@@ -1,13 +1,9 @@
-import { type ApiKeyRecord, PromptrunError, type TenantRecord, type TenantStore } from "@promptrun/core";
+import type { ApiKeyRecord, TenantRecord, TenantStore } from "@promptrun/core";
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { apiKeys, tenants } from "../schema/sqlite.ts";
+import { keysToRevoke, lastUseIsStale, MAX_CACHED_KEYS, revokeTarget } from "../shared/api-key-rules.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
 import { withConstraintErrors } from "./sqlite-errors.ts";
-
-/** last_used_at is refreshed at most this often per key, so authentication rarely writes. */
-const LAST_USED_GRANULARITY_MS = 60_000;
-/** Keys remembered at once (active keys only); beyond it the oldest entry goes. */
-const MAX_CACHED_KEYS = 10_000;
 
 type FoundKey = { key: ApiKeyRecord; tenant: TenantRecord };
 
@@ -121,7 +117,7 @@ export const createTenantStore = ({ db, raw, clock, dataVersion }: SqliteContext
       }
       const now = clock.now();
       const lastUsedAt = found.key.lastUsedAt;
-      if (lastUsedAt === null || now.getTime() - lastUsedAt.getTime() >= LAST_USED_GRANULARITY_MS) {
+      if (lastUseIsStale(lastUsedAt, now)) {
         try {
           touchKey.run({ id: found.key.id, at: now.getTime() });
           found.key.lastUsedAt = now;
@@ -142,32 +138,24 @@ export const createTenantStore = ({ db, raw, clock, dataVersion }: SqliteContext
     },
 
     async revokeApiKeys(match, at) {
+      const target = revokeTarget(match);
+      const condition =
+        "id" in target
+          ? eq(apiKeys.id, target.id)
+          : // The given text may be the displayed prefix or any leading part of it.
+            sql`substr(${apiKeys.prefix}, 1, ${target.prefix.length}) = ${target.prefix}`;
       forgetKeys();
       return db.transaction(
         (tx) => {
-          const active = isNull(apiKeys.revokedAt);
-          let targets: ApiKeyRecord[];
-          if (match.id !== undefined) {
-            targets = tx
-              .select()
-              .from(apiKeys)
-              .where(and(eq(apiKeys.id, match.id), active))
-              .all();
-          } else if (match.prefix !== undefined && match.prefix !== "") {
-            // The given text may be the displayed prefix or any leading part of it.
-            targets = tx
-              .select()
-              .from(apiKeys)
-              .where(and(sql`substr(${apiKeys.prefix}, 1, ${match.prefix.length}) = ${match.prefix}`, active))
-              .all();
-            // A prefix naming several keys revokes nothing: the caller must be more specific.
-            if (targets.length > 1) return [];
-          } else {
-            throw new PromptrunError("invalid", "revokeApiKeys needs an id or a prefix");
-          }
-          for (const target of targets) {
-            tx.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, target.id)).run();
-            target.revokedAt = at;
+          const found = tx
+            .select()
+            .from(apiKeys)
+            .where(and(condition, isNull(apiKeys.revokedAt)))
+            .all();
+          const targets = keysToRevoke(target, found);
+          for (const key of targets) {
+            tx.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, key.id)).run();
+            key.revokedAt = at;
           }
           return targets;
         },

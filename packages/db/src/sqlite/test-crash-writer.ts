@@ -3,9 +3,10 @@
  * stdout (synchronously) once its create() resolved, and SIGKILLs itself after `killAfter` ids.
  * Usage: bun test-crash-writer.ts <database path> <tenant id> <kill after>
  */
+
 import { writeSync } from "node:fs";
+import { newRun } from "@promptrun/core/testing";
 import { openSqliteStore } from "./open.ts";
-import { newRun } from "./test-fixtures.ts";
 
 const [path, tenantId, killAfterText] = process.argv.slice(2);
 if (!path || !tenantId || !killAfterText) throw new Error("usage: <database path> <tenant id> <kill after>");

@@ -1,8 +1,7 @@
-/** Helpers shared by this package's tests: temp databases and minimal valid rows. */
+/** Helpers for this package's SQLite tests: temp databases (row factories: @promptrun/core/testing). */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { NewRun, PromptVersionRecord } from "@promptrun/core";
 import { openSqliteStore, type SqliteStore } from "./open.ts";
 
 export interface TempDirectory {
@@ -30,27 +29,6 @@ export const openTempStore = async (
     },
   };
 };
-
-// Tenants and prompts are written through the Store port alike in both dialects' tests.
-export { addTenant, definitionOf, pushPrompt } from "../conformance/fixtures.ts";
-
-export const newRun = (version: PromptVersionRecord, overrides: Partial<NewRun> = {}): NewRun => ({
-  id: Bun.randomUUIDv7(),
-  tenantId: version.tenantId,
-  threadId: Bun.randomUUIDv7(),
-  channel: "default",
-  promptId: version.promptId,
-  promptVersionId: version.id,
-  promptSlug: version.slug,
-  promptVersion: version.version,
-  priority: "normal",
-  environment: "production",
-  inputs: { name: "Ada" },
-  metadata: {},
-  encryptedEnvVars: null,
-  createdAt: new Date(),
-  ...overrides,
-});
 
 /** Resolves on the next event-loop turn (after this turn's setImmediate callbacks). */
 export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -1,17 +1,26 @@
 import type { EnvironmentRecord, EnvironmentStore } from "../../ports.ts";
 import { copy } from "./paging.ts";
+import { type MemoryReferences, requireReference } from "./references.ts";
 
-export function createMemoryEnvironmentStore(): EnvironmentStore {
+export interface MemoryEnvironmentStore extends EnvironmentStore {
+  has(id: string): boolean;
+}
+
+export function createMemoryEnvironmentStore(references: MemoryReferences): MemoryEnvironmentStore {
   /** key: `${tenantId}/${name}` */
   const environments = new Map<string, EnvironmentRecord>();
   /** environmentId → key → encrypted value */
   const envVars = new Map<string, Map<string, string>>();
 
+  const has = (id: string) => [...environments.values()].some((environment) => environment.id === id);
+
   return {
+    has,
     async ensure(tenantId, name, newId, at) {
       const key = `${tenantId}/${name}`;
       let environment = environments.get(key);
       if (!environment) {
+        requireReference(references.tenant(tenantId), `environment ${name}`);
         environment = { id: newId, tenantId, name, createdAt: at };
         environments.set(key, environment);
       }
@@ -31,6 +40,7 @@ export function createMemoryEnvironmentStore(): EnvironmentStore {
       return Object.fromEntries(envVars.get(environmentId) ?? []);
     },
     async setEnvVars(environmentId, encryptedValues) {
+      requireReference(has(environmentId), "env var");
       const values = envVars.get(environmentId) ?? new Map<string, string>();
       for (const [key, value] of Object.entries(encryptedValues)) values.set(key, value);
       envVars.set(environmentId, values);

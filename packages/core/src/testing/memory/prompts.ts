@@ -1,7 +1,12 @@
 import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "../../ports.ts";
-import { copy, isNumber, isString, paginate } from "./paging.ts";
+import { copy, decodeCursor, isNumber, isString, paginate } from "./paging.ts";
+import { type MemoryReferences, requireReference } from "./references.ts";
 
-export function createMemoryPromptStore(): PromptStore {
+export interface MemoryPromptStore extends PromptStore {
+  hasVersion(id: string): boolean;
+}
+
+export function createMemoryPromptStore(references: MemoryReferences): MemoryPromptStore {
   /** key: `${tenantId}/${slug}` */
   const prompts = new Map<string, PromptRecord>();
   const versions = new Map<string, PromptVersionRecord>();
@@ -36,7 +41,9 @@ export function createMemoryPromptStore(): PromptStore {
   };
 
   return {
+    hasVersion: (id) => versions.has(id),
     async pushVersion(input) {
+      requireReference(references.tenant(input.tenantId), `prompt ${input.slug}`);
       const key = promptKey(input.tenantId, input.slug);
       let prompt = prompts.get(key);
       if (!prompt) {
@@ -111,6 +118,8 @@ export function createMemoryPromptStore(): PromptStore {
       return { items: result.items.map(copy), nextCursor: result.nextCursor };
     },
     async listVersions(tenantId, slug, page) {
+      // A malformed cursor is refused even when the prompt does not exist.
+      if (page.cursor) decodeCursor(page.cursor, isNumber);
       const prompt = prompts.get(promptKey(tenantId, slug));
       if (!prompt) return { items: [], nextCursor: null };
       // Newest first.

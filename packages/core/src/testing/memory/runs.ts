@@ -8,6 +8,11 @@ import type {
   WebhookDeliveryRecord,
 } from "../../ports.ts";
 import { copy, isTimeAndId, paginate } from "./paging.ts";
+import { type MemoryReferences, requireReference } from "./references.ts";
+
+export interface MemoryRunStore extends RunStore {
+  has(id: string): boolean;
+}
 
 interface ThreadRow {
   id: string;
@@ -29,7 +34,10 @@ const PRIORITIES = ["onsite", "normal", "low"] as const;
  * In-memory RunStore. Each method runs without awaiting in between, so, like one SQLite
  * transaction, it is atomic with respect to other calls.
  */
-export function createMemoryRunStore(onDeliveries: (deliveries: WebhookDeliveryRecord[]) => void): RunStore {
+export function createMemoryRunStore(
+  references: MemoryReferences,
+  onDeliveries: (deliveries: WebhookDeliveryRecord[]) => void,
+): MemoryRunStore {
   const runs = new Map<string, RunRecord>();
   /** key: `${tenantId}/${threadId}` (threads of different tenants never collide) */
   const threads = new Map<string, ThreadRow>();
@@ -68,8 +76,13 @@ export function createMemoryRunStore(onDeliveries: (deliveries: WebhookDeliveryR
   };
 
   return {
+    has: (id) => runs.has(id),
     async create(run, idempotencyRecord, options) {
       if (runs.has(run.id)) throw conflict(`run ${run.id} already exists`);
+      requireReference(
+        references.tenant(run.tenantId) && references.promptVersion(run.promptVersionId),
+        `run ${run.id}`,
+      );
       if (idempotencyRecord) {
         const key = `${idempotencyRecord.tenantId}/${idempotencyRecord.key}`;
         const existing = idempotency.get(key);

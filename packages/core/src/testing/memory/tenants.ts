@@ -1,13 +1,23 @@
-import type { ApiKeyRecord, TenantRecord, TenantStore } from "../../ports.ts";
+import { invalid } from "../../errors.ts";
+import type { ApiKeyRecord, Clock, TenantRecord, TenantStore } from "../../ports.ts";
 import { copy } from "./paging.ts";
+import { duplicate, requireReference } from "./references.ts";
 
-export function createMemoryTenantStore(): TenantStore {
+/** Like the SQL stores: a key's last use is written at most once a minute. */
+const LAST_USED_GRANULARITY_MS = 60_000;
+
+export interface MemoryTenantStore extends TenantStore {
+  has(id: string): boolean;
+}
+
+export function createMemoryTenantStore(clock: Clock): MemoryTenantStore {
   const tenants = new Map<string, TenantRecord>();
   const keys = new Map<string, ApiKeyRecord>();
 
   return {
+    has: (id) => tenants.has(id),
     async create(tenant) {
-      if (tenants.has(tenant.id)) throw new Error(`tenant ${tenant.id} already exists`);
+      if (tenants.has(tenant.id)) throw duplicate(`tenant ${tenant.id}`);
       tenants.set(tenant.id, copy(tenant));
     },
     async get(id) {
@@ -26,15 +36,21 @@ export function createMemoryTenantStore(): TenantStore {
       return true;
     },
     async createApiKey(key) {
-      if (!tenants.has(key.tenantId)) throw new Error(`unknown tenant ${key.tenantId}`);
-      if ([...keys.values()].some((existing) => existing.hash === key.hash))
-        throw new Error("duplicate API key hash");
+      requireReference(tenants.has(key.tenantId), `API key ${key.id}`);
+      if (keys.has(key.id) || [...keys.values()].some((existing) => existing.hash === key.hash))
+        throw duplicate(`API key ${key.id}`);
       keys.set(key.id, copy(key));
     },
     async findApiKeyByHash(hash) {
-      const key = [...keys.values()].find((candidate) => candidate.hash === hash);
+      const key = [...keys.values()].find(
+        (candidate) => candidate.hash === hash && candidate.revokedAt === null,
+      );
       const tenant = key ? tenants.get(key.tenantId) : undefined;
-      return key && tenant ? { key: copy(key), tenant: copy(tenant) } : null;
+      if (!key || !tenant) return null;
+      const now = clock.now();
+      if (key.lastUsedAt === null || now.getTime() - key.lastUsedAt.getTime() >= LAST_USED_GRANULARITY_MS)
+        key.lastUsedAt = now;
+      return { key: copy(key), tenant: copy(tenant) };
     },
     async listApiKeys(tenantId) {
       return [...keys.values()]
@@ -45,6 +61,8 @@ export function createMemoryTenantStore(): TenantStore {
     async revokeApiKeys(match, at) {
       const active = [...keys.values()].filter((key) => key.revokedAt === null);
       const { id, prefix } = match;
+      if (id === undefined && (prefix === undefined || prefix.length === 0))
+        throw invalid("revokeApiKeys needs an id or a prefix");
       const matches =
         id !== undefined
           ? active.filter((key) => key.id === id)

@@ -6,6 +6,7 @@ import type {
   WebhookStore,
 } from "../../ports.ts";
 import { copy } from "./paging.ts";
+import { duplicate, type MemoryReferences, requireReference } from "./references.ts";
 
 const byCreatedAt = <T extends { createdAt: Date; id: string }>(a: T, b: T) =>
   a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -13,15 +14,19 @@ const byCreatedAt = <T extends { createdAt: Date; id: string }>(a: T, b: T) =>
 export interface MemoryWebhookStore extends WebhookStore {
   /** Synchronous insert, so the run store can write the outbox in the same "transaction". */
   insertDeliveries(deliveries: WebhookDeliveryRecord[]): void;
+  /** The encrypted secret as stored, deleted rows included ("" once deleted; null: no such row). */
+  storedSecret(id: string): string | null;
 }
 
-export function createMemoryWebhookStore(): MemoryWebhookStore {
+export function createMemoryWebhookStore(references: MemoryReferences): MemoryWebhookStore {
   const webhooks = new Map<string, WebhookRecord>();
   const deliveries = new Map<string, WebhookDeliveryState>();
   /** `runId eventType` → the body, stored once per run event. */
   const payloads = new Map<string, string>();
   const payloadKey = (runId: string, eventType: string) => `${runId} ${eventType}`;
   const attempts: WebhookAttemptRecord[] = [];
+  /** Deleted webhooks keep their row (history points at it) with the secret erased. */
+  const deletedIds = new Set<string>();
   /** deliveryId → lease (the SQL stores' lease columns). */
   const leases = new Map<string, { owner: string; until: Date }>();
   const leaseFree = (id: string, now: Date) => {
@@ -31,7 +36,11 @@ export function createMemoryWebhookStore(): MemoryWebhookStore {
 
   const insertDeliveries = (rows: WebhookDeliveryRecord[]) => {
     for (const row of rows) {
-      if (deliveries.has(row.id)) throw new Error(`delivery ${row.id} already exists`);
+      if (deliveries.has(row.id)) throw duplicate(`webhook delivery ${row.id}`);
+      requireReference(
+        references.run(row.runId) && (webhooks.has(row.webhookId) || deletedIds.has(row.webhookId)),
+        `webhook delivery ${row.id}`,
+      );
     }
     for (const { payload, ...row } of rows) {
       const key = payloadKey(row.runId, row.eventType);
@@ -42,8 +51,13 @@ export function createMemoryWebhookStore(): MemoryWebhookStore {
 
   return {
     insertDeliveries,
+    storedSecret(id) {
+      if (deletedIds.has(id)) return "";
+      return webhooks.get(id)?.encryptedSecret ?? null;
+    },
     async create(webhook) {
-      if (webhooks.has(webhook.id)) throw new Error(`webhook ${webhook.id} already exists`);
+      if (webhooks.has(webhook.id) || deletedIds.has(webhook.id)) throw duplicate(`webhook ${webhook.id}`);
+      requireReference(references.environment(webhook.environmentId), `webhook ${webhook.id}`);
       webhooks.set(webhook.id, copy(webhook));
     },
     async get(tenantId, id) {
@@ -73,6 +87,7 @@ export function createMemoryWebhookStore(): MemoryWebhookStore {
       const webhook = webhooks.get(id);
       if (!webhook || webhook.tenantId !== tenantId) return false;
       webhooks.delete(id);
+      deletedIds.add(id);
       // Pending deliveries of a deleted webhook have nowhere to go.
       for (const delivery of deliveries.values()) {
         if (delivery.webhookId === id && delivery.status === "pending") {
@@ -92,6 +107,7 @@ export function createMemoryWebhookStore(): MemoryWebhookStore {
         .filter(
           (delivery) =>
             delivery.status === "pending" &&
+            webhooks.has(delivery.webhookId) &&
             delivery.nextAttemptAt !== null &&
             delivery.nextAttemptAt.getTime() <= now.getTime() &&
             leaseFree(delivery.id, now),
@@ -155,6 +171,7 @@ export function createMemoryWebhookStore(): MemoryWebhookStore {
       const delivery = deliveries.get(id);
       if (
         delivery?.status !== "pending" ||
+        !webhooks.has(delivery.webhookId) ||
         delivery.nextAttemptAt === null ||
         delivery.nextAttemptAt.getTime() > now.getTime() ||
         !leaseFree(id, now)

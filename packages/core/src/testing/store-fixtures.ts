@@ -1,26 +1,21 @@
-/** Minimal valid rows for the store conformance suite, written through the Store port only. */
+/**
+ * Minimal valid rows, written through the Store port only: the store conformance suite, the
+ * stores' own tests and the engine's unit tests build their records here.
+ */
 import type { PromptDefinition } from "@promptrun/contract";
 import type {
-  Clock,
   IdempotencyRecord,
   NewRun,
   PromptVersionRecord,
+  RunRecord,
   Store,
   TenantRecord,
   WebhookDeliveryRecord,
   WebhookDeliveryState,
-} from "@promptrun/core";
+} from "../ports.ts";
 
 /** A fixed instant plus `seconds`: tests never depend on the wall clock. */
 export const at = (seconds: number): Date => new Date(1_700_000_000_000 + seconds * 1000);
-
-export class ManualClock implements Clock {
-  constructor(public current: Date) {}
-  now = (): Date => this.current;
-  advance(ms: number): void {
-    this.current = new Date(this.current.getTime() + ms);
-  }
-}
 
 export const definitionOf = (text: string): PromptDefinition => ({
   model: "dev:echo",
@@ -29,9 +24,13 @@ export const definitionOf = (text: string): PromptDefinition => ({
   messages: [{ role: "user", content: text }],
 });
 
-export const addTenant = async (store: Store, name = "acme"): Promise<TenantRecord> => {
+export const addTenant = async (
+  store: Store,
+  name = "acme",
+  id = Bun.randomUUIDv7(),
+): Promise<TenantRecord> => {
   const tenant: TenantRecord = {
-    id: Bun.randomUUIDv7(),
+    id,
     name,
     subscriptionActive: true,
     createdAt: at(0),
@@ -97,3 +96,37 @@ export const idempotencyFor = (run: NewRun, key: string, createdAt = run.created
 /** A delivery as the store reads it back: its body lives in webhook_payloads. */
 export const stateOf = ({ payload: _payload, ...state }: WebhookDeliveryRecord): WebhookDeliveryState =>
   state;
+
+/**
+ * Stores a run record as it stands, after the rows it refers to (its tenant, unless already
+ * there, and its prompt version): for tests that start from a finished run.
+ */
+export const storeRunRecord = async (store: Store, run: RunRecord): Promise<void> => {
+  if ((await store.tenants.get(run.tenantId)) === null) await addTenant(store, "tenant", run.tenantId);
+  await store.prompts.pushVersion({
+    tenantId: run.tenantId,
+    slug: run.promptSlug,
+    definition: definitionOf(run.promptVersionId),
+    contentHash: `hash-of-${run.promptVersionId}`,
+    tags: [],
+    newPromptId: run.promptId,
+    newVersionId: run.promptVersionId,
+    at: run.createdAt,
+  });
+  await store.runs.create({
+    id: run.id,
+    tenantId: run.tenantId,
+    threadId: run.threadId,
+    channel: run.channel,
+    promptId: run.promptId,
+    promptVersionId: run.promptVersionId,
+    promptSlug: run.promptSlug,
+    promptVersion: run.promptVersion,
+    priority: run.priority,
+    environment: run.environment,
+    inputs: run.inputs,
+    metadata: run.metadata,
+    encryptedEnvVars: null,
+    createdAt: run.createdAt,
+  });
+};

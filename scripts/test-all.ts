@@ -120,7 +120,9 @@ for (const check of checks) {
 }
 const failedChecks = checkResults.filter((check) => check.code !== 0).map((check) => check.name);
 
-const results = [await run(["bunx", "turbo", "run", "test", "--concurrency=2", "--continue", "--output-logs=full"])];
+const results = [
+  await run(["bunx", "turbo", "run", "test", "--concurrency=2", "--continue", "--output-logs=full"]),
+];
 results.push(await run(E2E, { PROMPTRUN_E2E_DATABASE: "sqlite" }));
 const [postgresUp, redisUp] = await Promise.all([reachable(postgresUrl, 5432), reachable(redisUrl, 6379)]);
 if (postgresUp && redisUp) {

@@ -212,7 +212,7 @@ export interface TenantStore {
   list(): Promise<TenantRecord[]>;
   setSubscription(id: string, active: boolean): Promise<boolean>;
   createApiKey(key: ApiKeyRecord): Promise<void>;
-  /** Looks a key up by its hash; the caller compares in constant time. */
+  /** Looks an unrevoked key up by its hash (a revoked key is never found); the caller compares in constant time. */
   findApiKeyByHash(hash: string): Promise<{ key: ApiKeyRecord; tenant: TenantRecord } | null>;
   listApiKeys(tenantId: string): Promise<ApiKeyRecord[]>;
   /** Revokes by id, or by prefix when unique; returns the revoked keys. */

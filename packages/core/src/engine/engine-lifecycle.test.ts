@@ -3,6 +3,7 @@ import type { EngineMetrics } from "../services.ts";
 import type { FakeProviderServer } from "../testing/fake-providers/index.ts";
 import { startFakeOpenAI } from "../testing/fake-providers/index.ts";
 import { createMemoryStore } from "../testing/memory-store.ts";
+import { waitFor } from "../testing/wait-for.ts";
 import {
   createEngineFixture,
   type EngineFixture,
@@ -28,14 +29,6 @@ const openAIOptions = (server: FakeProviderServer, options: FixtureOptions = {})
   },
 });
 
-const waitFor = async (check: () => boolean, timeoutMs = 5_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await Bun.sleep(2);
-  }
-};
-
 describe("engine cancel", () => {
   test("cancelling mid-stream abandons the upstream stream within 100 ms and keeps the partial cost", async () => {
     const openai = track(
@@ -50,6 +43,7 @@ describe("engine cancel", () => {
     const run = await fixture.createRun();
     await waitFor(
       () => fixture.eventsOf(run.id).filter((event) => event.event.type === "run.token").length >= 3,
+      "three run.token events",
     );
 
     const cancelledAt = Date.now();

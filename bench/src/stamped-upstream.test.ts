@@ -61,8 +61,9 @@ test("stamped tokens arrive in order, paced, each stamped before it was received
     expect(stamp).toBeLessThanOrEqual(receivedAt[index]!);
     if (index > 0) expect(stamp).toBeGreaterThanOrEqual(stamps[index - 1]!);
   }
-  // Pacing is relative to the first token: the 20th is sent no earlier than 19 intervals later.
-  expect(stamps[19]! - stamps[0]!).toBeGreaterThanOrEqual(19 * 5 - 1);
+  // Pacing is relative to the first token: the 20th is sent about 19 intervals later. Timers may
+  // fire a little early (93.3 ms was seen for 95), so allow 4 ms of each 5; unpaced would be ~0.
+  expect(stamps[19]! - stamps[0]!).toBeGreaterThanOrEqual(19 * 4);
   expect(usage).toEqual({ prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 });
 });
 

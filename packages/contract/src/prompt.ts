@@ -2,7 +2,21 @@ import { z } from "zod";
 import { slugSchema, tagSchema, uuidSchema } from "./ids.ts";
 import { refusingProtoKey } from "./own-keys.ts";
 
-export const inputTypeSchema = z.enum(["string", "number", "integer", "boolean", "array", "object"]);
+/**
+ * `image` and `file` take an https URL or a base64 `data:` URL; `messages` takes a list of
+ * `{role: user|assistant, content: string}` (docs/PRODUCT-RULES.md "Prompt files").
+ */
+export const inputTypeSchema = z.enum([
+  "string",
+  "number",
+  "integer",
+  "boolean",
+  "array",
+  "object",
+  "image",
+  "file",
+  "messages",
+]);
 export type InputType = z.infer<typeof inputTypeSchema>;
 
 export const inputDeclarationSchema = z.strictObject({
@@ -14,8 +28,93 @@ export const inputDeclarationSchema = z.strictObject({
 export type InputDeclaration = z.infer<typeof inputDeclarationSchema>;
 
 export const messageRoleSchema = z.enum(["system", "user", "assistant"]);
-export const promptMessageSchema = z.strictObject({ role: messageRoleSchema, content: z.string() });
+
+/** Message content parts. `image` / `file` name an input of that type: `"{{screenshot}}"`. */
+export const textPartSchema = z.strictObject({ type: z.literal("text"), text: z.string() });
+export const imagePartSchema = z.strictObject({
+  type: z.literal("image"),
+  image: z.string(),
+  mediaType: z.string().optional(),
+});
+export const filePartSchema = z.strictObject({
+  type: z.literal("file"),
+  file: z.string(),
+  mediaType: z.string().optional(),
+  filename: z.string().optional(),
+});
+export const contentPartSchema = z.discriminatedUnion("type", [
+  textPartSchema,
+  imagePartSchema,
+  filePartSchema,
+]);
+export type ContentPart = z.infer<typeof contentPartSchema>;
+export type TextPart = z.infer<typeof textPartSchema>;
+export type ImagePart = z.infer<typeof imagePartSchema>;
+export type FilePart = z.infer<typeof filePartSchema>;
+
+/** A string, or a list of parts (text, image, file). */
+export const messageContentSchema = z.union([z.string(), z.array(contentPartSchema).min(1)]);
+export type MessageContent = z.infer<typeof messageContentSchema>;
+
+export const promptMessageSchema = z.strictObject({ role: messageRoleSchema, content: messageContentSchema });
 export type PromptMessage = z.infer<typeof promptMessageSchema>;
+
+/** At most this many entries in a `messages` input. */
+export const MESSAGES_INPUT_MAX_ENTRIES = 200;
+/** One entry of a `messages` input: prior conversation turns supplied by the caller. */
+export const historyMessageSchema = z.strictObject({
+  role: z.enum(["user", "assistant"]),
+  content: z.string(),
+});
+export type HistoryMessage = z.infer<typeof historyMessageSchema>;
+
+export const reasoningEffortSchema = z.enum(["minimal", "low", "medium", "high"]);
+export type ReasoningEffort = z.infer<typeof reasoningEffortSchema>;
+/** `params.reasoning`: an effort level, a token budget, or both (docs/providers.md maps them). */
+export const reasoningSchema = z
+  .strictObject({
+    effort: reasoningEffortSchema.optional(),
+    budgetTokens: z.number().int().min(1).max(1_000_000).optional(),
+  })
+  .refine((value) => value.effort !== undefined || value.budgetTokens !== undefined, {
+    message: "give effort (minimal | low | medium | high) or budgetTokens",
+  });
+export type Reasoning = z.infer<typeof reasoningSchema>;
+
+/** A JSON Schema document (compiled at push as draft 2020-12). */
+export const jsonSchemaDocumentSchema = z.record(z.string(), z.unknown());
+
+/** `output`: plain text (the default) or JSON matching a schema. */
+export const outputSpecSchema = z.discriminatedUnion("format", [
+  z.strictObject({ format: z.literal("text") }),
+  z.strictObject({
+    format: z.literal("json_schema"),
+    name: z
+      .string()
+      .regex(/^[a-zA-Z0-9_-]{1,64}$/, "must be 1 to 64 letters, digits, _ or -")
+      .optional(),
+    description: z.string().optional(),
+    strict: z.boolean().optional(),
+    schema: jsonSchemaDocumentSchema,
+  }),
+]);
+export type OutputSpec = z.infer<typeof outputSpecSchema>;
+
+/** `memory`: how much thread history a run may carry. */
+export const memorySpecSchema = z.strictObject({
+  maxMessages: z.number().int().min(0).max(1_000).optional(),
+  maxInputTokens: z.number().int().min(1).max(10_000_000).optional(),
+});
+export type MemorySpec = z.infer<typeof memorySpecSchema>;
+
+/** `providerOptions`: the AI SDK's provider options, passed through as is, keyed by provider. */
+export const providerOptionsSchema = refusingProtoKey(
+  z.record(
+    z.string().regex(/^[a-zA-Z][a-zA-Z0-9_-]*$/, "provider names are identifiers"),
+    refusingProtoKey(z.record(z.string(), z.unknown())),
+  ),
+);
+export type ProviderOptions = z.infer<typeof providerOptionsSchema>;
 
 /** `provider:model`, e.g. `openai:gpt-4o-mini`, `anthropic:claude-sonnet-4-5`, `dev:echo`, `ollama:llama3.2`. */
 export const modelRefSchema = z
@@ -30,6 +129,7 @@ export const promptParamsSchema = refusingProtoKey(
       maxOutputTokens: z.number().int().positive().optional(),
       stopSequences: z.array(z.string()).optional(),
       seed: z.number().int().optional(),
+      reasoning: reasoningSchema.optional(),
       /** dev:echo only: delay between streamed words. */
       delayMs: z.number().int().min(0).max(60_000).optional(),
     })
@@ -52,6 +152,9 @@ export const promptFileSchema = z.strictObject({
     "reserved: not allowed as an input name",
   ).default({}),
   messages: z.array(promptMessageSchema).min(1),
+  output: outputSpecSchema.optional(),
+  memory: memorySpecSchema.optional(),
+  providerOptions: providerOptionsSchema.optional(),
   tags: z.array(tagSchema).default([]),
 });
 export type PromptFile = z.infer<typeof promptFileSchema>;
@@ -68,6 +171,9 @@ export const promptVersionSchema = z.object({
   params: promptParamsSchema,
   inputs: z.record(z.string(), inputDeclarationSchema),
   messages: z.array(promptMessageSchema),
+  output: outputSpecSchema.nullable(),
+  memory: memorySpecSchema.nullable(),
+  providerOptions: providerOptionsSchema.nullable(),
   description: z.string().nullable(),
   tags: z.array(z.string()),
   createdAt: z.iso.datetime(),

@@ -168,6 +168,27 @@ export const promptRefSchema = z.object({
   id: uuidSchema,
 });
 
+/** Why the (last) model call stopped, in the AI SDK's unified terms. */
+export const finishReasonSchema = z.enum([
+  "stop",
+  "length",
+  "tool-calls",
+  "content-filter",
+  "error",
+  "other",
+]);
+export type FinishReason = z.infer<typeof finishReasonSchema>;
+
+/** Where a pending run is; null once it has ended. */
+export const runPhaseSchema = z.enum(["queued", "running", "requires_action"]);
+export type RunPhase = z.infer<typeof runPhaseSchema>;
+
+/** How much thread history the run carried, and how many older messages it left out. */
+export const runMemorySchema = z
+  .object({ messages: z.number().int().nonnegative(), dropped: z.number().int().nonnegative() })
+  .meta({ id: "RunMemory" });
+export type RunMemory = z.infer<typeof runMemorySchema>;
+
 /** The REST contract's PromptRun plus documented extension fields (docs/PRODUCT-RULES.md "Runs"). */
 export const promptRunSchema = z
   .object({
@@ -188,6 +209,13 @@ export const promptRunSchema = z
     metadata: metadataSchema,
     startedAt: z.iso.datetime().nullable(),
     attempts: z.number().int(),
+    outputJson: z.unknown().nullable().meta({
+      description:
+        "The parsed output when the prompt has output.format json_schema (docs/PRODUCT-RULES.md), else null.",
+    }),
+    finishReason: finishReasonSchema.nullable(),
+    phase: runPhaseSchema.nullable(),
+    memory: runMemorySchema.nullable(),
   })
   .meta({ id: "PromptRun" });
 export type PromptRun = z.infer<typeof promptRunSchema>;

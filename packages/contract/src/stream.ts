@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { uuidSchema } from "./ids.ts";
-import { costSchema, promptRefSchema, tokenUsageSchema } from "./run.ts";
+import { costSchema, finishReasonSchema, promptRefSchema, runMemorySchema, tokenUsageSchema } from "./run.ts";
 
 export const streamTokenResponseSchema = z
   .object({
@@ -32,6 +32,10 @@ export const runTokenEventSchema = z.object({
 export const runCompletedEventSchema = z.object({
   runId: uuidSchema,
   output: z.string(),
+  /** Present (possibly null) since structured output; absent from older servers. */
+  outputJson: z.unknown().optional(),
+  finishReason: finishReasonSchema.nullable().optional(),
+  memory: runMemorySchema.nullable().optional(),
   tokenUsage: tokenUsageSchema,
   cost: costSchema,
   finishedAt: z.iso.datetime(),

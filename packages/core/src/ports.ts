@@ -5,11 +5,14 @@
  * inside one transaction each.
  */
 import type {
+  ContentPart,
   Cost,
+  FinishReason,
   Metadata,
   Page,
   Priority,
   PromptDefinition,
+  RunMemory,
   RunStatus,
   ThreadEvent,
   TokenUsage,
@@ -100,16 +103,35 @@ export interface RunRecord {
   tokenUsage: TokenUsage | null;
   cost: Cost | null;
   attempts: number;
+  /** The parsed output of a prompt with an output schema; null otherwise or while pending. */
+  outputJson: unknown;
+  /** Why the last model call stopped; null while pending or when no call finished. */
+  finishReason: FinishReason | null;
+  /** History the run carried and dropped; null until the run has read its memory. */
+  memoryWindow: RunMemory | null;
 }
 
 export type NewRun = Omit<
   RunRecord,
-  "status" | "startedAt" | "finishedAt" | "output" | "error" | "tokenUsage" | "cost" | "attempts"
+  | "status"
+  | "startedAt"
+  | "finishedAt"
+  | "output"
+  | "error"
+  | "tokenUsage"
+  | "cost"
+  | "attempts"
+  | "outputJson"
+  | "finishReason"
+  | "memoryWindow"
 >;
 
 export interface MemoryMessage {
   role: "user" | "assistant";
+  /** The message's text (for a message of parts: its text parts, joined). */
   content: string;
+  /** The content parts when the message was more than text (images, files); absent otherwise. */
+  parts?: ContentPart[] | undefined;
 }
 
 export interface StoredMessage extends MemoryMessage {
@@ -120,6 +142,10 @@ export interface StoredMessage extends MemoryMessage {
 
 export interface RunCompletion {
   output: string;
+  /** The parsed output when the prompt has an output schema, else null (absent: null). */
+  outputJson?: unknown;
+  finishReason?: FinishReason | null | undefined;
+  memoryWindow?: RunMemory | null | undefined;
   tokenUsage: TokenUsage;
   cost: Cost;
   finishedAt: Date;
@@ -131,6 +157,9 @@ export interface RunCompletion {
 
 export interface RunFailure {
   error: string;
+  /** Of the last model call, when one finished (e.g. an answer that failed its schema). */
+  finishReason?: FinishReason | null | undefined;
+  memoryWindow?: RunMemory | null | undefined;
   cost: Cost | null;
   finishedAt: Date;
   deliveries: WebhookDeliveryRecord[];

@@ -143,6 +143,10 @@ describe("buildOpenApiDocument", () => {
       metadata: {},
       startedAt: "2025-01-01T00:00:00.500Z",
       attempts: 1,
+      outputJson: { reply: "hi" },
+      finishReason: "stop",
+      phase: null,
+      memory: { messages: 2, dropped: 0 },
     };
     expect(validator.validate("PromptRun", run)).toEqual([]);
     // Responses may gain fields later; clients must not break on them.

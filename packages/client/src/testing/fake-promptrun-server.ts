@@ -179,7 +179,14 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
     const finishedAt = new Date().toISOString();
     if (runScript.fail) {
       const cost = costFor(usageFor(0, 0), retriedTokens + runScript.tokens.length);
-      Object.assign(run, { status: "failed", error: runScript.fail, cost, finishedAt, attempts: attempt });
+      Object.assign(run, {
+        status: "failed",
+        error: runScript.fail,
+        cost,
+        finishedAt,
+        attempts: attempt,
+        phase: null,
+      });
       publish(run.thread, {
         type: "run.failed",
         data: { runId: run.id, error: runScript.fail, cost, finishedAt },
@@ -189,7 +196,16 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
     const output = runScript.tokens.join("");
     const tokenUsage = usageFor(10, runScript.tokens.length);
     const cost = costFor(tokenUsage, retriedTokens);
-    Object.assign(run, { status: "completed", output, tokenUsage, cost, finishedAt, attempts: attempt });
+    Object.assign(run, {
+      status: "completed",
+      output,
+      tokenUsage,
+      cost,
+      finishedAt,
+      attempts: attempt,
+      finishReason: "stop",
+      phase: null,
+    });
     publish(run.thread, {
       type: "run.completed",
       data: { runId: run.id, output, tokenUsage, cost, finishedAt },
@@ -357,6 +373,10 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
         metadata: parsed.data.metadata ?? {},
         startedAt: new Date().toISOString(),
         attempts: 1,
+        outputJson: null,
+        finishReason: null,
+        phase: "running",
+        memory: null,
       };
       runs.set(run.id, run);
       void execute(run, script(runRequest));
@@ -372,7 +392,7 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
         cancelled.add(run.id);
         const finishedAt = new Date().toISOString();
         const cost = costFor(usageFor(0, 0), 0);
-        Object.assign(run, { status: "failed", error: "cancelled", cost, finishedAt });
+        Object.assign(run, { status: "failed", error: "cancelled", cost, finishedAt, phase: null });
         publish(run.thread, {
           type: "run.failed",
           data: { runId: run.id, error: "cancelled", cost, finishedAt },

@@ -1,7 +1,9 @@
 import type {
   LanguageModelV4,
+  LanguageModelV4FilePart,
   LanguageModelV4Message,
   LanguageModelV4StreamPart,
+  LanguageModelV4TextPart,
   LanguageModelV4Usage,
 } from "@ai-sdk/provider";
 import type { PromptMessage, PromptParams } from "@promptrun/contract";
@@ -48,10 +50,34 @@ const announcedInput = (part: LanguageModelV4StreamPart): number | null => {
   );
 };
 
+/** The text of a message: its content, or its text parts joined (system messages take text only). */
+export const textOfContent = (content: PromptMessage["content"]): string =>
+  typeof content === "string"
+    ? content
+    : content.map((part) => (part.type === "text" ? part.text : "")).join("");
+
+const toProviderParts = (
+  content: PromptMessage["content"],
+): Array<LanguageModelV4TextPart | LanguageModelV4FilePart> => {
+  if (typeof content === "string") return [{ type: "text", text: content }];
+  return content.map((part): LanguageModelV4TextPart | LanguageModelV4FilePart => {
+    if (part.type === "text") return { type: "text", text: part.text };
+    const source = part.type === "image" ? part.image : part.file;
+    const inline = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s.exec(source);
+    return {
+      type: "file",
+      data: inline ? { type: "data", data: inline[2]! } : { type: "url", url: new URL(source) },
+      mediaType:
+        part.mediaType ?? inline?.[1] ?? (part.type === "image" ? "image/*" : "application/octet-stream"),
+      ...(part.type === "file" && part.filename ? { filename: part.filename } : {}),
+    };
+  });
+};
+
 const toProviderPrompt = (messages: PromptMessage[]): LanguageModelV4Message[] =>
   messages.map((message): LanguageModelV4Message => {
-    if (message.role === "system") return { role: "system", content: message.content };
-    return { role: message.role, content: [{ type: "text", text: message.content }] };
+    if (message.role === "system") return { role: "system", content: textOfContent(message.content) };
+    return { role: message.role, content: toProviderParts(message.content) } as LanguageModelV4Message;
   });
 
 /**

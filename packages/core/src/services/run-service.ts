@@ -9,6 +9,7 @@ import type { RunEngine } from "../engine-port.ts";
 import { DEFAULT_ENVIRONMENT } from "../environments/default-environment.ts";
 import { conflict, forbidden, invalid, notFound, PromptrunError, rateLimited } from "../errors.ts";
 import type { Clock, IdempotencyRecord, NewRun, RunRecord, Store } from "../ports.ts";
+import { pendingRunRecord } from "../run-record.ts";
 import { createRequestFingerprint } from "../security/request-fingerprint.ts";
 import type { SecretBox } from "../security/secret-box.ts";
 import type { RateLimitService, RunService } from "../services.ts";
@@ -38,18 +39,6 @@ export interface RunServiceDependencies {
 }
 
 const REUSED_KEY = "Idempotency-Key reused with a different request";
-
-const newRunRecord = (run: NewRun): RunRecord => ({
-  ...run,
-  status: "pending",
-  startedAt: null,
-  finishedAt: null,
-  output: null,
-  error: null,
-  tokenUsage: null,
-  cost: null,
-  attempts: 0,
-});
 
 export function createRunService(dependencies: RunServiceDependencies): RunService {
   const { store, config, clock, engine, secrets, rateLimits } = dependencies;
@@ -170,7 +159,7 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
         }
         throw error;
       }
-      engine.enqueue(newRunRecord(run), hasEnvVars ? envVars : undefined);
+      engine.enqueue(pendingRunRecord(run), hasEnvVars ? envVars : undefined);
       return { id: run.id, thread: run.threadId, replayed: false };
     },
 

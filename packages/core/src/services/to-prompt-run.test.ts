@@ -30,6 +30,9 @@ const record = (overrides: Partial<RunRecord>): RunRecord => ({
   tokenUsage: null,
   cost: null,
   attempts: 0,
+  outputJson: null,
+  finishReason: null,
+  memoryWindow: null,
   ...overrides,
 });
 
@@ -97,6 +100,10 @@ describe("toPromptRun", () => {
       metadata: { user: "u1" },
       startedAt: "2030-01-01T00:00:01.000Z",
       attempts: 2,
+      outputJson: null,
+      finishReason: null,
+      phase: null,
+      memory: null,
     });
     expect(promptRunSchema.parse(run)).toEqual(run);
   });

@@ -1,7 +1,10 @@
-import type { PromptRun } from "@promptrun/contract";
+import type { PromptRun, RunPhase } from "@promptrun/contract";
 import type { RunRecord } from "../ports.ts";
 
 const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
+
+/** A pending run is queued until an attempt starts it, then running (docs/PRODUCT-RULES.md "Runs"). */
+const phaseOf = (record: RunRecord): RunPhase => (record.startedAt ? "running" : "queued");
 
 /**
  * RunRecord → the contract's PromptRun, enforcing the run state rules (docs/PRODUCT-RULES.md "Runs") whatever the record
@@ -29,5 +32,9 @@ export function toPromptRun(record: RunRecord): PromptRun {
     metadata: record.metadata,
     startedAt: iso(record.startedAt),
     attempts: record.attempts,
+    outputJson: completed ? (record.outputJson ?? null) : null,
+    finishReason: pending ? null : record.finishReason,
+    phase: pending ? phaseOf(record) : null,
+    memory: record.memoryWindow,
   };
 }

@@ -1,4 +1,10 @@
-import type { InputDeclaration, PromptDefinition, PromptMessage } from "@promptrun/contract";
+import type {
+  ContentPart,
+  HistoryMessage,
+  InputDeclaration,
+  PromptDefinition,
+  PromptMessage,
+} from "@promptrun/contract";
 import { invalid } from "../errors.ts";
 
 /** `{{ name }}` or `{{ env.NAME }}`; whitespace inside the braces is allowed. */
@@ -9,12 +15,22 @@ export interface TemplateVariables {
   env: string[];
 }
 
+/** The template strings of a message: its content, or each part's text / image / file. */
+export function templatesOf(message: PromptMessage): string[] {
+  if (typeof message.content === "string") return [message.content];
+  return message.content.map((part) =>
+    part.type === "text" ? part.text : part.type === "image" ? part.image : part.file,
+  );
+}
+
 export function templateVariables(messages: PromptMessage[]): TemplateVariables {
   const inputs = new Set<string>();
   const env = new Set<string>();
   for (const message of messages) {
-    for (const match of message.content.matchAll(PLACEHOLDER)) {
-      (match[1] ? env : inputs).add(match[2]!);
+    for (const template of templatesOf(message)) {
+      for (const match of template.matchAll(PLACEHOLDER)) {
+        (match[1] ? env : inputs).add(match[2]!);
+      }
     }
   }
   return { inputs: [...inputs], env: [...env] };
@@ -46,6 +62,11 @@ const typeMatches = (declaration: InputDeclaration, value: unknown): boolean => 
       return Array.isArray(value);
     case "object":
       return typeof value === "object" && value !== null && !Array.isArray(value);
+    case "image":
+    case "file":
+      return typeof value === "string";
+    case "messages":
+      return Array.isArray(value);
   }
 };
 
@@ -114,13 +135,63 @@ const missingEnvVar = (name: string) =>
     `env var '${name}' is not set: the prompt uses {{env.${name}}}; set it on the environment or pass it in the run's envVars`,
   );
 
+/** `{{name}}` alone: a message that is exactly a `messages` input is replaced by those messages. */
+const WHOLE_PLACEHOLDER = /^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$/;
+
+/** The `messages` input a message stands for, if it is exactly `{{name}}` of such an input. */
+export function messagesInputOf(
+  message: PromptMessage,
+  declarations: Record<string, InputDeclaration>,
+): string | null {
+  if (typeof message.content !== "string") return null;
+  const name = WHOLE_PLACEHOLDER.exec(message.content.trim())?.[1];
+  if (!name || !Object.hasOwn(declarations, name)) return null;
+  return declarations[name]?.type === "messages" ? name : null;
+}
+
+const renderParts = (
+  parts: ContentPart[],
+  inputs: Record<string, unknown>,
+  env: Record<string, string>,
+): ContentPart[] => {
+  const rendered: ContentPart[] = [];
+  for (const part of parts) {
+    if (part.type === "text") {
+      rendered.push({ type: "text", text: renderTemplate(part.text, inputs, env) });
+      continue;
+    }
+    const source = renderTemplate(part.type === "image" ? part.image : part.file, inputs, env);
+    // A part whose (optional) input is absent is dropped, not sent empty.
+    if (source.trim() === "") continue;
+    rendered.push(part.type === "image" ? { ...part, image: source } : { ...part, file: source });
+  }
+  return rendered;
+};
+
+/**
+ * Renders the prompt's messages for one run: templates filled, parts with an absent input
+ * dropped, a message that is exactly a `messages` input replaced by those messages.
+ */
 export function renderMessages(
-  definition: Pick<PromptDefinition, "messages">,
+  definition: Pick<PromptDefinition, "messages"> & Partial<Pick<PromptDefinition, "inputs">>,
   inputs: Record<string, unknown>,
   env: Record<string, string>,
 ): PromptMessage[] {
-  return definition.messages.map((message) => ({
-    role: message.role,
-    content: renderTemplate(message.content, inputs, env),
-  }));
+  const declarations = definition.inputs ?? {};
+  const rendered: PromptMessage[] = [];
+  for (const message of definition.messages) {
+    const history = messagesInputOf(message, declarations);
+    if (history !== null) {
+      const supplied = ownValue(inputs, history);
+      if (Array.isArray(supplied)) rendered.push(...(supplied as HistoryMessage[]));
+      continue;
+    }
+    if (typeof message.content === "string") {
+      rendered.push({ role: message.role, content: renderTemplate(message.content, inputs, env) });
+      continue;
+    }
+    const parts = renderParts(message.content, inputs, env);
+    if (parts.length > 0) rendered.push({ role: message.role, content: parts });
+  }
+  return rendered;
 }

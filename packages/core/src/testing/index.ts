@@ -1,3 +1,4 @@
+export { pendingRunRecord } from "../run-record.ts";
 export { type ManualClock, manualClock } from "./clock.ts";
 export * from "./fake-providers/index.ts";
 export { createMemoryStore } from "./memory-store.ts";

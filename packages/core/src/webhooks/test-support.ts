@@ -83,6 +83,9 @@ export function finishedRun(overrides: Partial<RunRecord> & Pick<RunRecord, "ten
       total: 0.003,
     },
     attempts: 1,
+    outputJson: null,
+    finishReason: "stop",
+    memoryWindow: { messages: 0, dropped: 0 },
     ...overrides,
   };
 }

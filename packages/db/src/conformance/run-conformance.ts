@@ -4,11 +4,18 @@ import type {
   NewRun,
   PromptVersionRecord,
   RunCompletion,
-  RunRecord,
   TenantRecord,
   WebhookDeliveryRecord,
 } from "@promptrun/core";
-import { addTenant, at, idempotencyFor, newRun, pushPrompt, stateOf } from "@promptrun/core/testing";
+import {
+  addTenant,
+  at,
+  idempotencyFor,
+  newRun,
+  pendingRunRecord,
+  pushPrompt,
+  stateOf,
+} from "@promptrun/core/testing";
 import type { ConformanceContext } from "./conformance-context.ts";
 
 const zeroBlock = { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 };
@@ -25,18 +32,6 @@ const completion = (output: string, overrides: Partial<RunCompletion> = {}): Run
   ],
   deliveries: [],
   ...overrides,
-});
-
-const pendingRecord = (run: NewRun): RunRecord => ({
-  ...run,
-  status: "pending",
-  startedAt: null,
-  finishedAt: null,
-  output: null,
-  error: null,
-  tokenUsage: null,
-  cost: null,
-  attempts: 0,
 });
 
 export const runConformance = ({ store }: ConformanceContext): void => {
@@ -96,7 +91,7 @@ export const runConformance = ({ store }: ConformanceContext): void => {
       createdAt: at(1),
     });
     await store().runs.create(run);
-    const expected = pendingRecord(run);
+    const expected = pendingRunRecord(run);
     const stored = await store().runs.get(acme.id, run.id);
     expect(stored).toEqual(expected);
     expect(Object.keys(stored?.metadata ?? {})).toEqual(["zebra", "customer", "tags"]);
@@ -330,7 +325,7 @@ export const runConformance = ({ store }: ConformanceContext): void => {
       true,
     );
     expect(await store().runs.getById(run.id)).toEqual({
-      ...pendingRecord(run),
+      ...pendingRunRecord(run),
       status: "completed",
       output: "first",
       tokenUsage: { input: 3, inputCached: 0, output: 2, reasoning: 0, total: 5 },
@@ -395,7 +390,7 @@ export const runConformance = ({ store }: ConformanceContext): void => {
       }),
     ).toBe(true);
     expect(await store().runs.getById(run.id)).toEqual({
-      ...pendingRecord(run),
+      ...pendingRunRecord(run),
       status: "failed",
       error: "provider said no",
       cost,

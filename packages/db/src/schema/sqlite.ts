@@ -4,10 +4,13 @@
  * JSON documents text; the column helpers in ./sqlite-columns.ts hold those choices.
  */
 import type {
+  ContentPart,
   Cost,
+  FinishReason,
   Metadata,
   Priority,
   PromptDefinition,
+  RunMemory,
   RunStatus,
   TokenUsage,
   WebhookEventType,
@@ -146,6 +149,12 @@ export const runs = sqliteTable(
     error: text("error"),
     tokenUsage: jsonText<TokenUsage>("token_usage"),
     cost: jsonText<Cost>("cost"),
+    /** The parsed output of a prompt with an output schema (JSON text; NULL otherwise). */
+    outputJson: jsonText<unknown>("output_json"),
+    /** Why the last model call stopped (contract FinishReason); NULL before the run ends. */
+    finishReason: text("finish_reason").$type<FinishReason>(),
+    /** History messages the run carried and dropped (docs/PRODUCT-RULES.md "Thread memory"). */
+    memoryWindow: jsonText<RunMemory>("memory_window"),
     attempts: count("attempts").notNull().default(0),
     /** Instance executing the run, when several share the database; NULL when free. */
     leaseOwner: text("lease_owner"),
@@ -182,6 +191,8 @@ export const messages = sqliteTable(
       .references(() => runs.id),
     role: text("role").$type<"user" | "assistant">().notNull(),
     content: text("content").notNull(),
+    /** The content parts (JSON) when the message was more than text; `content` then holds its text. */
+    parts: jsonText<ContentPart[]>("parts"),
     createdAt: epochMs("created_at").notNull(),
   },
   (table) => [

@@ -50,6 +50,9 @@ export const channelHeadCondition = (runs: Table & RunColumns, earlier: RunColum
 export const completedRunChanges = (completion: RunCompletion) => ({
   status: "completed" as const,
   output: completion.output,
+  outputJson: completion.outputJson ?? null,
+  finishReason: completion.finishReason ?? null,
+  memoryWindow: completion.memoryWindow ?? null,
   tokenUsage: completion.tokenUsage,
   cost: completion.cost,
   error: null,
@@ -63,6 +66,8 @@ export const completedRunChanges = (completion: RunCompletion) => ({
 export const failedRunChanges = (failure: RunFailure) => ({
   status: "failed" as const,
   error: failure.error,
+  finishReason: failure.finishReason ?? null,
+  memoryWindow: failure.memoryWindow ?? null,
   cost: failure.cost,
   finishedAt: failure.finishedAt,
   encryptedEnvVars: null,
@@ -81,6 +86,7 @@ export const completionMessages = (
     runId,
     role: message.role,
     content: message.content,
+    parts: message.parts ?? null,
     createdAt: completion.finishedAt,
   }));
 

@@ -7,6 +7,7 @@ import type {
   StoredMessage,
   WebhookDeliveryRecord,
 } from "../../ports.ts";
+import { pendingRunRecord } from "../../run-record.ts";
 import { copy, isTimeAndId, paginate } from "./paging.ts";
 import { type MemoryReferences, requireReference } from "./references.ts";
 
@@ -93,17 +94,7 @@ export function createMemoryRunStore(
       }
       const key = threadKey(run.tenantId, run.threadId);
       if (!threads.has(key)) threads.set(key, { id: run.threadId, createdAt: run.createdAt, messages: [] });
-      runs.set(run.id, {
-        ...copy(run),
-        status: "pending",
-        startedAt: null,
-        finishedAt: null,
-        output: null,
-        error: null,
-        tokenUsage: null,
-        cost: null,
-        attempts: 0,
-      });
+      runs.set(run.id, pendingRunRecord(copy(run)));
     },
     async get(tenantId, id) {
       const run = runs.get(id);
@@ -155,6 +146,9 @@ export function createMemoryRunStore(
       leases.delete(id);
       run.status = "completed";
       run.output = completion.output;
+      run.outputJson = copy(completion.outputJson ?? null);
+      run.finishReason = completion.finishReason ?? null;
+      run.memoryWindow = copy(completion.memoryWindow ?? null);
       run.tokenUsage = copy(completion.tokenUsage);
       run.cost = copy(completion.cost);
       run.finishedAt = completion.finishedAt;
@@ -165,6 +159,7 @@ export function createMemoryRunStore(
         thread?.messages.push({
           role: message.role,
           content: message.content,
+          ...(message.parts ? { parts: copy(message.parts) } : {}),
           runId: run.id,
           channel: run.channel,
           createdAt: completion.finishedAt,
@@ -179,6 +174,8 @@ export function createMemoryRunStore(
       leases.delete(id);
       run.status = "failed";
       run.error = failure.error;
+      run.finishReason = failure.finishReason ?? null;
+      run.memoryWindow = copy(failure.memoryWindow ?? null);
       run.cost = failure.cost ? copy(failure.cost) : null;
       run.finishedAt = failure.finishedAt;
       run.output = null;

@@ -4,49 +4,28 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
-import Ajv2020 from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
+import { pushPrompts } from "./hardening/support.ts";
+import {
+  responseValidator as documentResponseValidator,
+  fetchOpenApiDocument,
+  type OpenApiDocumentJson,
+} from "./support/openapi.ts";
 import { api, startServer, type TestServer, waitForRun } from "./support/server.ts";
 
 let server: TestServer;
-let document: {
-  paths: Record<string, Record<string, unknown>>;
-  components: { schemas: Record<string, unknown> };
-};
+let document: OpenApiDocumentJson;
 
 beforeAll(async () => {
   server = await startServer();
-  const response = await fetch(`${server.url}/api/v1/openapi.json`);
-  expect(response.status).toBe(200);
-  document = (await response.json()) as typeof document;
+  document = await fetchOpenApiDocument(server.url);
 });
 afterAll(async () => {
   await server?.dispose();
 });
 
 /** Validator for one response of one operation, resolving $refs against the document. */
-function responseValidator(path: string, method: string, status: string) {
-  const operation = document.paths[path]?.[method] as
-    | { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }
-    | undefined;
-  const schema = operation?.responses[status]?.content?.["application/json"]?.schema;
-  if (!schema) throw new Error(`no schema for ${method.toUpperCase()} ${path} ${status}`);
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
-  ajv.addSchema({ $id: "doc", components: document.components }, "doc");
-  const rewrite = (value: unknown): unknown =>
-    Array.isArray(value)
-      ? value.map(rewrite)
-      : value && typeof value === "object"
-        ? Object.fromEntries(
-            Object.entries(value).map(([key, inner]) => [
-              key,
-              key === "$ref" && typeof inner === "string" ? `doc${inner}` : rewrite(inner),
-            ]),
-          )
-        : value;
-  return ajv.compile(rewrite(schema) as object);
-}
+const responseValidator = (path: string, method: string, status: string) =>
+  documentResponseValidator(document, path, method, status);
 
 test("the document is valid OpenAPI with the REST contract's operations", async () => {
   const validator = new Validator();
@@ -89,6 +68,49 @@ test("real responses validate against the document", async () => {
     await api(server, "/api/v1/prompts/greet/latest/runs", { method: "POST", json: { nope: 1 } })
   ).json();
   expect(responseValidator("/api/v1/prompts/{slug}/{version}/runs", "post", "400")(invalid)).toBe(true);
+});
+
+test("a completed run of a JSON prompt validates, outputJson included", async () => {
+  await pushPrompts(server, server.tenantId, [
+    {
+      slug: "openapi-json",
+      model: "dev:echo",
+      inputs: { text: { type: "string" } },
+      messages: [{ role: "user", content: "{{text}}" }],
+      output: {
+        format: "json_schema",
+        strict: true,
+        schema: {
+          type: "object",
+          properties: { answer: { type: "string" }, score: { type: "integer" } },
+          required: ["answer", "score"],
+          additionalProperties: false,
+        },
+      },
+    },
+  ]);
+  const created = await api(server, "/api/v1/prompts/openapi-json/latest/runs", {
+    method: "POST",
+    json: { inputs: { text: "rate this" } },
+  });
+  expect(created.status).toBe(202);
+  const { id } = (await created.json()) as { id: string };
+  const run = await waitForRun(server, id);
+  expect(run.status, JSON.stringify(run)).toBe("completed");
+  expect(run.outputJson).toEqual({ answer: expect.any(String), score: expect.any(Number) });
+  expect(run).toMatchObject({ finishReason: "stop", phase: null, memory: { messages: 0, dropped: 0 } });
+  const validateRun = responseValidator("/api/v1/promptruns/{id}", "get", "200");
+  expect(validateRun(run), JSON.stringify(validateRun.errors)).toBe(true);
+  // The document's own example is a run of this shape.
+  const example = (
+    document.paths["/api/v1/promptruns/{id}"]?.get as {
+      responses: Record<
+        string,
+        { content: Record<string, { examples: Record<string, { value: unknown }> }> }
+      >;
+    }
+  ).responses["200"]?.content["application/json"]?.examples.completedJson?.value;
+  expect(validateRun(example), JSON.stringify(validateRun.errors)).toBe(true);
 });
 
 test("/docs serves a human-readable API reference that works offline", async () => {

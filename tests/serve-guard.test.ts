@@ -116,7 +116,12 @@ test("CLI commands work on the database of a running server, and the server sees
     tenantId,
   );
   expect(pushed.code).toBe(0);
-  expect(pushed.json.map((prompt) => prompt.slug).sort()).toEqual(["chat", "greet", "summarize"]);
+  expect(pushed.json.map((prompt) => prompt.slug).sort()).toEqual([
+    "chat",
+    "extract-contact",
+    "greet",
+    "summarize",
+  ]);
 
   const envs = await running.cli<{ keys: string[] }>("envs", "set", tenantId, "staging", "REGION=eu");
   expect(envs.json.keys).toEqual(["REGION"]);

@@ -185,8 +185,20 @@ export type RunPhase = z.infer<typeof runPhaseSchema>;
 
 /** How much thread history the run carried, and how many older messages it left out. */
 export const runMemorySchema = z
-  .object({ messages: z.number().int().nonnegative(), dropped: z.number().int().nonnegative() })
-  .meta({ id: "RunMemory" });
+  .object({
+    messages: z.number().int().nonnegative().meta({
+      description: "Thread history messages the run carried (the prompt's own messages not counted).",
+    }),
+    dropped: z
+      .number()
+      .int()
+      .nonnegative()
+      .meta({ description: "Older history messages left out by the prompt's memory window." }),
+  })
+  .meta({
+    id: "RunMemory",
+    description: "How much of the thread's history the run carried, and how much it left out.",
+  });
 export type RunMemory = z.infer<typeof runMemorySchema>;
 
 /** The REST contract's PromptRun plus documented extension fields (docs/PRODUCT-RULES.md "Runs"). */
@@ -213,9 +225,18 @@ export const promptRunSchema = z
       description:
         "The parsed output when the prompt has output.format json_schema (docs/PRODUCT-RULES.md), else null.",
     }),
-    finishReason: finishReasonSchema.nullable(),
-    phase: runPhaseSchema.nullable(),
-    memory: runMemorySchema.nullable(),
+    finishReason: finishReasonSchema.nullable().meta({
+      description:
+        "Why the last model call stopped: stop, length (output token limit), tool-calls, content-filter, error or other; null while pending or when no call answered.",
+    }),
+    phase: runPhaseSchema.nullable().meta({
+      description:
+        "While pending: queued until an attempt starts, then running (requires_action is reserved for tools). Null once ended.",
+    }),
+    memory: runMemorySchema.nullable().meta({
+      description:
+        "Thread history the run carried and left out; set when the run ends, null while pending (and on a run that ended before its messages were built).",
+    }),
   })
   .meta({ id: "PromptRun" });
 export type PromptRun = z.infer<typeof promptRunSchema>;

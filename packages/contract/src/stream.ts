@@ -33,9 +33,17 @@ export const runCompletedEventSchema = z.object({
   runId: uuidSchema,
   output: z.string(),
   /** Present (possibly null) since structured output; absent from older servers. */
-  outputJson: z.unknown().optional(),
-  finishReason: finishReasonSchema.nullable().optional(),
-  memory: runMemorySchema.nullable().optional(),
+  outputJson: z.unknown().optional().meta({
+    description: "The run's parsed JSON output (a prompt with output.format json_schema), else null.",
+  }),
+  finishReason: finishReasonSchema
+    .nullable()
+    .optional()
+    .meta({ description: "Why the last model call stopped (as PromptRun.finishReason)." }),
+  memory: runMemorySchema
+    .nullable()
+    .optional()
+    .meta({ description: "Thread history the run carried and left out (as PromptRun.memory)." }),
   tokenUsage: tokenUsageSchema,
   cost: costSchema,
   finishedAt: z.iso.datetime(),

@@ -3,6 +3,7 @@ import { streamEventTypes } from "@promptrun/contract";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { buildOpenApiDocument } from "./build-openapi-document.ts";
 import { createComponentValidator } from "./component-validator.ts";
+import type { completedJsonRunExample } from "./prompt-components.ts";
 
 const document = buildOpenApiDocument({ serverUrl: "http://127.0.0.1:3000" });
 const json = JSON.parse(JSON.stringify(document));
@@ -158,5 +159,90 @@ describe("buildOpenApiDocument", () => {
     // Requests stay closed: unknown top-level fields are a 400.
     expect(validator.validate("CreatePromptRunRequest", { inputs: {} })).toEqual([]);
     expect(validator.validate("CreatePromptRunRequest", { inputs: {}, extra: 1 })).not.toEqual([]);
+  });
+
+  test("the run fields of structured output are described, with an example that validates", () => {
+    const properties = json.components.schemas.PromptRun.properties;
+    for (const field of ["outputJson", "finishReason", "phase", "memory"]) {
+      expect(json.components.schemas.PromptRun.required).toContain(field);
+      expect(properties[field].description, field).toBeString();
+    }
+    expect(properties.phase.description).toContain("queued");
+    const content = operation("/api/v1/promptruns/{id}", "get").responses["200"]?.content?.[
+      "application/json"
+    ] as {
+      examples: Record<string, { value: unknown }>;
+    };
+    const example = content.examples.completedJson?.value as typeof completedJsonRunExample;
+    expect(example.outputJson).toEqual(JSON.parse(example.output ?? ""));
+    const validator = createComponentValidator(document);
+    expect(validator.validate("PromptRun", example)).toEqual([]);
+    expect(validator.validate("PromptRun", { ...example, phase: "waiting" }).join()).toContain("/phase");
+    expect(validator.validate("PromptRun", { ...example, memory: { messages: -1, dropped: 0 } })).not.toEqual(
+      [],
+    );
+
+    const completed = json.components.schemas.RunCompletedEvent.properties;
+    for (const field of ["outputJson", "finishReason", "memory"])
+      expect(completed[field].description, field).toBeString();
+    // Optional on the event: servers before structured output do not send them.
+    expect(json.components.schemas.RunCompletedEvent.required).not.toContain("outputJson");
+    const { runId, output, tokenUsage, cost, finishedAt } = { ...example, runId: example.id };
+    const event = {
+      runId,
+      output,
+      tokenUsage,
+      cost,
+      finishedAt,
+      outputJson: example.outputJson,
+      finishReason: "stop",
+      memory: example.memory,
+    };
+    expect(validator.validate("RunCompletedEvent", event)).toEqual([]);
+  });
+
+  test("the prompt file and prompt version schemas show output, memory and providerOptions", () => {
+    const validator = createComponentValidator(document);
+    for (const name of ["PromptFile", "PromptVersion"]) {
+      const properties = json.components.schemas[name].properties;
+      for (const field of ["output", "memory", "providerOptions"])
+        expect(properties[field], `${name}.${field}`).toBeDefined();
+      expect(JSON.stringify(properties.output)).toContain("json_schema");
+    }
+    expect(json.components.schemas.PromptVersion.required).toEqual(
+      expect.arrayContaining(["output", "memory", "providerOptions"]),
+    );
+    const file = {
+      slug: "extract-contact",
+      model: "dev:echo",
+      params: { reasoning: { effort: "low" } },
+      inputs: { text: { type: "string" }, photo: { type: "image", optional: true } },
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "{{text}}" },
+            { type: "image", image: "{{photo}}" },
+          ],
+        },
+      ],
+      output: { format: "json_schema", strict: true, schema: { type: "object" } },
+      memory: { maxMessages: 20 },
+      providerOptions: { openai: { promptCacheKey: "contacts" } },
+    };
+    expect(validator.validate("PromptFile", file)).toEqual([]);
+    expect(validator.validate("PromptFile", { ...file, output: { format: "yaml" } })).not.toEqual([]);
+    const version = {
+      ...file,
+      id: "0196f3c1-1f0e-7a3b-8b7c-1234567890ad",
+      version: 1,
+      description: null,
+      tags: [],
+      createdAt: "2026-01-01T00:00:00.000Z",
+    };
+    expect(validator.validate("PromptVersion", version)).toEqual([]);
+    expect(
+      validator.validate("PromptVersion", { ...version, output: null, memory: null, providerOptions: null }),
+    ).toEqual([]);
   });
 });

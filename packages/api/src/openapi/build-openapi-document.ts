@@ -16,6 +16,7 @@ import {
 } from "@promptrun/contract";
 import { z } from "zod";
 import { type CreateDocumentOptions, createDocument, type ZodOpenApiResponseObject } from "zod-openapi";
+import { completedJsonRunExample, promptFileComponent, promptVersionComponent } from "./prompt-components.ts";
 
 export type OpenApiDocument = ReturnType<typeof createDocument>;
 
@@ -77,7 +78,8 @@ const streamEvents: Array<{ name: string; component: string; schema: z.ZodType; 
     name: "run.completed",
     component: "RunCompletedEvent",
     schema: runCompletedEventSchema,
-    description: "The run finished with output, token usage and cost.",
+    description:
+      "The run finished with output, token usage and cost; also outputJson (the parsed output of a prompt with an output schema, else null), finishReason and memory.",
   },
   {
     name: "run.failed",
@@ -134,6 +136,17 @@ const streamMessageSchema = z
 const threadParam = uuidSchema.meta({ description: "Thread id (a UUID); the thread need not exist yet." });
 const runIdParam = uuidSchema.meta({ description: "Prompt run id (a UUID)." });
 const promptRunJson = jsonBody(promptRunSchema);
+const promptRunJsonWithExample = {
+  "application/json": {
+    schema: promptRunSchema,
+    examples: {
+      completedJson: {
+        summary: "A completed run of a prompt with an output schema",
+        value: completedJsonRunExample,
+      },
+    },
+  },
+};
 
 /**
  * Responses may gain fields (docs/PRODUCT-RULES.md "Runs" allows extensions), so output objects stay open instead
@@ -162,6 +175,8 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
       ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
       security: [{ apiKey: [] }],
       components: {
+        // Not returned by a REST operation (tRPC `prompt.get`, the CLI): listed for reference.
+        schemas: { PromptFile: promptFileComponent, PromptVersion: promptVersionComponent },
         securitySchemes: {
           apiKey: { type: "http", scheme: "bearer", description: "`Authorization: Bearer <API_KEY>`." },
           streamToken: {
@@ -256,7 +271,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
             description: "Allowed without an active subscription.",
             requestParams: { path: z.object({ id: runIdParam }) },
             responses: {
-              200: { description: "The prompt run.", content: promptRunJson },
+              200: { description: "The prompt run.", content: promptRunJsonWithExample },
               401: errors[401],
               404: errorResponse("Unknown or malformed id, or a run of another tenant."),
               500: errors[500],

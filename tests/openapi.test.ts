@@ -103,7 +103,7 @@ test("a completed run of a JSON prompt validates, outputJson included", async ()
   expect(validateRun(run), JSON.stringify(validateRun.errors)).toBe(true);
   // The document's own example is a run of this shape.
   const example = (
-    document.paths["/api/v1/promptruns/{id}"]?.get as {
+    document.paths["/api/v1/promptruns/{id}"]!.get as {
       responses: Record<
         string,
         { content: Record<string, { examples: Record<string, { value: unknown }> }> }

@@ -1,3 +1,4 @@
 export * from "./api-error.ts";
 export * from "./promptrun-client.ts";
+export * from "./run-output-json.ts";
 export * from "./subscribe-to-thread.ts";

@@ -1,18 +1,23 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { z } from "zod";
 import { ApiError } from "./api-error.ts";
 import { createPromptrunClient } from "./promptrun-client.ts";
+import { RunOutputError, runOutputJson } from "./run-output-json.ts";
 import { type FakePromptrunServer, startFakePromptrunServer } from "./testing/fake-promptrun-server.ts";
 
 let server: FakePromptrunServer;
+const contactText = '{"name":"Ada","email":"ada@example.com","topics":["engines"]}';
 
 beforeAll(() => {
   server = startFakePromptrunServer({
     script: (request) =>
       request.slug === "slow"
         ? { tokens: ["a", "b", "c"], tokenDelayMs: 200 }
-        : request.slug === "broken"
-          ? { tokens: [], fail: "provider said no" }
-          : { tokens: ["Hello", " there"] },
+        : request.slug === "contact"
+          ? { tokens: [contactText], outputJson: JSON.parse(contactText) }
+          : request.slug === "broken"
+            ? { tokens: [], fail: "provider said no" }
+            : { tokens: ["Hello", " there"] },
   });
 });
 afterAll(() => server.stop());
@@ -28,6 +33,50 @@ async function rejection(promise: Promise<unknown>): Promise<ApiError> {
   }
   throw new Error("expected a rejection");
 }
+
+describe("structured output", () => {
+  const Contact = z.object({ name: z.string(), email: z.string(), topics: z.array(z.string()) });
+  type Contact = z.infer<typeof Contact>;
+
+  test("wait<T> types outputJson; runOutputJson checks it with a zod schema or a function", async () => {
+    const { id } = await client().runs.create("contact", "latest", { inputs: {} });
+    const run = await client().runs.wait<Contact>(id, { intervalMs: 20 });
+    expect(run).toMatchObject({ status: "completed", finishReason: "stop", phase: null });
+    expect(run.memory).toEqual({ messages: 0, dropped: 0 });
+    expect(run.outputJson?.topics).toEqual(["engines"]);
+    const contact: Contact = runOutputJson(run, Contact);
+    expect(contact).toEqual({ name: "Ada", email: "ada@example.com", topics: ["engines"] });
+    expect(runOutputJson<Contact>(run).name).toBe("Ada");
+    expect(runOutputJson(run, (value) => (value as Contact).email)).toBe("ada@example.com");
+    // A schema the output does not match throws the schema's own error.
+    expect(() => runOutputJson(run, z.object({ name: z.number() }))).toThrow(z.ZodError);
+  });
+
+  test("runOutputJson throws a RunOutputError for a pending, failed or text run", async () => {
+    const slow = await client().runs.create("slow", "latest", { inputs: {} });
+    const pending = await client().runs.get(slow.id);
+    expect(() => runOutputJson(pending)).toThrow(
+      new RunOutputError("pending", `run ${slow.id} is still pending`),
+    );
+    const broken = await client().runs.wait((await client().runs.create("broken", 1, { inputs: {} })).id, {
+      intervalMs: 20,
+    });
+    expect(() => runOutputJson(broken)).toThrow(`run ${broken.id} failed: provider said no`);
+    const text = await client().runs.wait((await client().runs.create("greet", 1, { inputs: {} })).id, {
+      intervalMs: 20,
+    });
+    expect(text.outputJson).toBeNull();
+    let caught: unknown;
+    try {
+      runOutputJson(text);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(RunOutputError);
+    expect((caught as RunOutputError).status).toBe("completed");
+    expect((caught as RunOutputError).message).toContain("has no JSON output");
+  });
+});
 
 describe("runs", () => {
   test("create, then wait until completed", async () => {

@@ -11,6 +11,7 @@ import {
 import type { z } from "zod";
 import { ApiError } from "./api-error.ts";
 import { delay } from "./delay.ts";
+import type { TypedPromptRun } from "./run-output-json.ts";
 import { type SubscribeToThreadOptions, subscribeToThread } from "./subscribe-to-thread.ts";
 
 /** The `fetch` signature the client needs (the global one, or an injected one in tests). */
@@ -55,10 +56,16 @@ export interface PromptrunClient {
       body: CreateRunRequest,
       options?: CreateRunOptions,
     ): Promise<CreateRunResponse>;
-    /** Reads a run. */
-    get(id: string, options?: { signal?: AbortSignal }): Promise<PromptRun>;
-    /** Polls a run until it is no longer pending and returns it; transient errors are retried. */
-    wait(id: string, options?: WaitForRunOptions): Promise<PromptRun>;
+    /**
+     * Reads a run. `T` types its `outputJson` (a prompt with an output schema) without checking
+     * it; `runOutputJson(run, parser)` checks it.
+     */
+    get<T = unknown>(id: string, options?: { signal?: AbortSignal }): Promise<TypedPromptRun<T>>;
+    /**
+     * Polls a run until it is no longer pending and returns it; transient errors are retried.
+     * `T` types its `outputJson`, as for `get`.
+     */
+    wait<T = unknown>(id: string, options?: WaitForRunOptions): Promise<TypedPromptRun<T>>;
     /** Cancels a pending run (it ends `failed` with error `cancelled`); code `conflict` if it already ended. */
     cancel(id: string): Promise<PromptRun>;
   };
@@ -125,19 +132,20 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
       const path = `/api/v1/prompts/${encodeURIComponent(slug)}/${encodeURIComponent(String(version))}/runs`;
       return request("POST", path, createRunResponseSchema, { body, headers, signal: createOptions.signal });
     },
-    get(id, getOptions = {}) {
-      return request("GET", `/api/v1/promptruns/${encodeURIComponent(id)}`, promptRunSchema, {
+    async get<T>(id: string, getOptions: { signal?: AbortSignal } = {}) {
+      const run = await request("GET", `/api/v1/promptruns/${encodeURIComponent(id)}`, promptRunSchema, {
         signal: getOptions.signal,
       });
+      return run as TypedPromptRun<T>;
     },
-    async wait(id, waitOptions = {}) {
+    async wait<T>(id: string, waitOptions: WaitForRunOptions = {}) {
       const intervalMs = waitOptions.intervalMs ?? 500;
       const deadline = Date.now() + (waitOptions.timeoutMs ?? 120_000);
       const signal = waitOptions.signal;
       for (;;) {
         if (signal?.aborted) throw signal.reason;
         try {
-          const run = await runs.get(id, { signal });
+          const run = await runs.get<T>(id, { signal });
           if (run.status !== "pending") return run;
         } catch (error) {
           if (!(ApiError.isInstance(error) && error.isRetryable)) throw error;

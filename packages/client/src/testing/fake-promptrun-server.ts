@@ -3,6 +3,7 @@ import {
   createRunRequestSchema,
   isUuid,
   type PromptRun,
+  type RunMemory,
   type StreamEvent,
   type ThreadEvent,
   type TokenUsage,
@@ -17,6 +18,10 @@ export interface FakeRunScript {
   fail?: string;
   /** Simulate a provider retry: stream this many tokens, then start attempt 2 from scratch. */
   retryAfterTokens?: number;
+  /** The completed run's `outputJson` (a prompt with an output schema; let `tokens` spell its JSON). */
+  outputJson?: unknown;
+  /** The completed run's `memory` (default `{messages: 0, dropped: 0}`). */
+  memory?: RunMemory;
 }
 
 /** A created run as the fake saw it. */
@@ -196,6 +201,8 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
     const output = runScript.tokens.join("");
     const tokenUsage = usageFor(10, runScript.tokens.length);
     const cost = costFor(tokenUsage, retriedTokens);
+    const outputJson = runScript.outputJson ?? null;
+    const memory = runScript.memory ?? { messages: 0, dropped: 0 };
     Object.assign(run, {
       status: "completed",
       output,
@@ -203,12 +210,14 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
       cost,
       finishedAt,
       attempts: attempt,
+      outputJson,
       finishReason: "stop",
       phase: null,
+      memory,
     });
     publish(run.thread, {
       type: "run.completed",
-      data: { runId: run.id, output, tokenUsage, cost, finishedAt },
+      data: { runId: run.id, output, outputJson, finishReason: "stop", memory, tokenUsage, cost, finishedAt },
     });
   }
 

@@ -60,6 +60,41 @@ describe("threadStreamReducer", () => {
     expect(state.runIds).toEqual([runId]);
   });
 
+  test("completion keeps outputJson, finishReason and memory; an older server's event leaves them null", () => {
+    const completed = (extra: Record<string, unknown>): StreamEnvelope => ({
+      type: "run.completed",
+      id: "9",
+      data: {
+        runId,
+        output: '{"a":1}',
+        tokenUsage: { input: 3, inputCached: 0, output: 2, reasoning: 0, total: 5 },
+        cost,
+        finishedAt: "2026-01-01T00:00:00.000Z",
+        ...extra,
+      },
+    });
+    const withFields = fold([
+      started(1),
+      completed({ outputJson: { a: 1 }, finishReason: "length", memory: { messages: 4, dropped: 2 } }),
+    ]);
+    expect(withFields.runs[runId]).toMatchObject({
+      outputJson: { a: 1 },
+      finishReason: "length",
+      memory: { messages: 4, dropped: 2 },
+    });
+    expect(fold([started(1)]).runs[runId]).toMatchObject({
+      outputJson: null,
+      finishReason: null,
+      memory: null,
+    });
+    expect(fold([started(1), completed({})]).runs[runId]).toMatchObject({
+      status: "completed",
+      outputJson: null,
+      finishReason: null,
+      memory: null,
+    });
+  });
+
   test("failure keeps the text so far and records error and cost", () => {
     const state = fold([
       started(1),

@@ -1,5 +1,5 @@
 import type { ApiError, ConnectionStatus } from "@promptrun/client";
-import type { Cost, StreamEnvelope, TokenUsage } from "@promptrun/contract";
+import type { Cost, FinishReason, RunMemory, StreamEnvelope, TokenUsage } from "@promptrun/contract";
 
 /** What a thread subscriber knows about one run, built from its events. */
 export interface RunStreamState {
@@ -15,6 +15,15 @@ export interface RunStreamState {
   nextTokenIndex: number;
   tokenUsage: TokenUsage | null;
   cost: Cost | null;
+  /**
+   * The parsed JSON output (from `run.completed`) when the prompt has an output schema; null
+   * otherwise, and until the run completes (docs/PRODUCT-RULES.md "Runs").
+   */
+  outputJson: unknown;
+  /** Why the last model call stopped (from `run.completed`); null until then. */
+  finishReason: FinishReason | null;
+  /** Thread history the run carried and left out (from `run.completed`); null until then. */
+  memory: RunMemory | null;
   error: string | null;
   finishedAt: string | null;
 }
@@ -62,6 +71,9 @@ const newRun = (runId: string, channel: string): RunStreamState => ({
   nextTokenIndex: 0,
   tokenUsage: null,
   cost: null,
+  outputJson: null,
+  finishReason: null,
+  memory: null,
   error: null,
   finishedAt: null,
 });
@@ -115,7 +127,18 @@ export function threadStreamReducer(state: ThreadStreamState, action: ThreadStre
     case "run.completed": {
       const { runId, output, tokenUsage, cost, finishedAt } = envelope.data;
       const run = next.runs[runId] ?? newRun(runId, "default");
-      return withRun(next, { ...run, status: "completed", text: output, tokenUsage, cost, finishedAt });
+      return withRun(next, {
+        ...run,
+        status: "completed",
+        text: output,
+        tokenUsage,
+        cost,
+        finishedAt,
+        // Absent from servers older than structured output.
+        outputJson: envelope.data.outputJson ?? null,
+        finishReason: envelope.data.finishReason ?? null,
+        memory: envelope.data.memory ?? null,
+      });
     }
     case "run.failed": {
       const { runId, error, cost, finishedAt } = envelope.data;

@@ -104,6 +104,53 @@ describe("useChat", () => {
     expect(calls.getRun).toBeGreaterThan(0);
   });
 
+  test("a JSON answer keeps outputJson, finishReason and memory from run.completed", async () => {
+    const { backend } = fakeBackend(fake);
+    const { result } = renderHook(() => useChat(), { wrapper: providerFor(backend) });
+    await waitFor(() => expect(result.current.stream.status).toBe("open"), waitOptions);
+    expect(result.current.messages).toEqual([]);
+    let sent: Promise<void> = Promise.resolve();
+    act(() => {
+      sent = result.current.send('json:{"name":"Ada","topics":["engines"]}');
+    });
+    expect(result.current.messages[1]).toMatchObject({ outputJson: null, finishReason: null, memory: null });
+    await act(() => sent);
+    await waitFor(
+      () => expect(result.current.messages[1]).toMatchObject({ status: "completed" }),
+      waitOptions,
+    );
+    expect(result.current.messages[1]).toMatchObject({
+      content: '{"name":"Ada","topics":["engines"]}',
+      outputJson: { name: "Ada", topics: ["engines"] },
+      finishReason: "stop",
+      memory: { messages: 2, dropped: 1 },
+    });
+  });
+
+  test("a polled JSON answer (stream down) has the same fields, read from the run", async () => {
+    const { backend } = fakeBackend(fake, { delayMs: 5 });
+    const noStream = {
+      ...backend,
+      getStreamToken: async () => {
+        throw new ApiError(403, "forbidden", "streaming disabled");
+      },
+    };
+    const { result } = renderHook(() => useChat({ openTimeoutMs: 50, fallbackPollMs: 30 }), {
+      wrapper: providerFor(noStream),
+    });
+    await waitFor(() => expect(result.current.stream.status).toBe("closed"), waitOptions);
+    await act(() => result.current.send('json:{"score":3}'));
+    await waitFor(
+      () => expect(result.current.messages[1]).toMatchObject({ status: "completed" }),
+      waitOptions,
+    );
+    expect(result.current.messages[1]).toMatchObject({
+      outputJson: { score: 3 },
+      finishReason: "stop",
+      memory: { messages: 2, dropped: 1 },
+    });
+  });
+
   test("newThread starts over on a fresh thread", async () => {
     const { backend } = fakeBackend(fake);
     const { result } = renderHook(() => useChat(), { wrapper: providerFor(backend) });

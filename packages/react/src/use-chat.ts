@@ -1,4 +1,11 @@
-import type { Cost, PromptRun, StreamTokenResponse, TokenUsage } from "@promptrun/contract";
+import type {
+  Cost,
+  FinishReason,
+  PromptRun,
+  RunMemory,
+  StreamTokenResponse,
+  TokenUsage,
+} from "@promptrun/contract";
 import { useQueries } from "@tanstack/react-query";
 import { useCallback, useRef, useState } from "react";
 import { newThreadId } from "./new-thread-id.ts";
@@ -20,6 +27,12 @@ export type ChatMessage =
       status: "pending" | "streaming" | "completed" | "failed";
       tokenUsage: TokenUsage | null;
       cost: Cost | null;
+      /** The parsed JSON answer when the prompt has an output schema; null otherwise and until completed. */
+      outputJson: unknown;
+      /** Why the model stopped (`stop`, `length`, …); null until completed. */
+      finishReason: FinishReason | null;
+      /** Thread history the run carried and left out; null until it ends. */
+      memory: RunMemory | null;
       error: string | null;
     };
 
@@ -60,20 +73,40 @@ interface Turn {
   error: string | null;
 }
 
-const fromStream = (run: RunStreamState) => ({
+type Answer = Omit<Extract<ChatMessage, { role: "assistant" }>, "id" | "role" | "runId">;
+
+const fromStream = (run: RunStreamState): Answer => ({
   content: run.text,
   status: run.status,
   tokenUsage: run.tokenUsage,
   cost: run.cost,
+  outputJson: run.outputJson,
+  finishReason: run.finishReason,
+  memory: run.memory,
   error: run.error,
 });
 
-const fromRun = (run: PromptRun) => ({
+const fromRun = (run: PromptRun): Answer => ({
   content: run.output ?? "",
   status: run.status === "pending" ? ("pending" as const) : run.status,
   tokenUsage: run.tokenUsage,
   cost: run.cost,
+  outputJson: run.outputJson ?? null,
+  finishReason: run.finishReason ?? null,
+  memory: run.memory ?? null,
   error: run.error,
+});
+
+/** An answer with nothing known yet: pending, or failed with the backend's message. */
+const noAnswer = (error: string | null): Answer => ({
+  content: "",
+  status: error ? "failed" : "pending",
+  tokenUsage: null,
+  cost: null,
+  outputJson: null,
+  finishReason: null,
+  memory: null,
+  error,
 });
 
 /**
@@ -113,9 +146,7 @@ export function useChat(options: UseChatOptions = {}): Chat {
         ? fromStream(streamed)
         : fetched
           ? fromRun(fetched)
-          : turn.error
-            ? { content: "", status: "failed" as const, tokenUsage: null, cost: null, error: turn.error }
-            : { content: "", status: "pending" as const, tokenUsage: null, cost: null, error: null };
+          : noAnswer(turn.error);
     return [
       { id: `${turn.id}:user`, role: "user", content: turn.message },
       { id: `${turn.id}:assistant`, role: "assistant", runId: turn.runId, ...answer },

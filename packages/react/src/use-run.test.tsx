@@ -29,6 +29,19 @@ describe("useRun", () => {
     expect(calls.getRun).toBe(callsAtCompletion);
   });
 
+  test("exposes the structured-output fields of the run (typed by its parameter)", async () => {
+    const { backend } = fakeBackend(fake);
+    const { id } = await backend.createRun({ thread: crypto.randomUUID(), message: 'json:{"score":7}' });
+    const { result } = renderHook(() => useRun<{ score: number }>(id, { intervalMs: 20 }), {
+      wrapper: providerFor(backend),
+    });
+    await waitFor(() => expect(result.current.data?.status).toBe("completed"), waitOptions);
+    const run = result.current.data!;
+    const score: number | undefined = run.outputJson?.score;
+    expect(score).toBe(7);
+    expect(run).toMatchObject({ finishReason: "stop", phase: null, memory: { messages: 2, dropped: 1 } });
+  });
+
   test("an unknown run is an error at once, without retries", async () => {
     const { backend, calls } = fakeBackend(fake);
     const id = crypto.randomUUID();

@@ -1,4 +1,4 @@
-import { ApiError } from "@promptrun/client";
+import { ApiError, type TypedPromptRun } from "@promptrun/client";
 import type { PromptRun } from "@promptrun/contract";
 import { type UseQueryResult, useQuery } from "@tanstack/react-query";
 import { usePromptrunBackend } from "./promptrun-provider.tsx";
@@ -16,17 +16,21 @@ export interface UseRunOptions {
 /**
  * Reads a run and polls it while it is pending; polling stops once it is completed or failed.
  * A `useThreadStream` on the same thread refreshes it the moment its end event arrives.
+ * The run carries `outputJson` (a prompt with an output schema), `finishReason`, `phase` and
+ * `memory`; `T` types `outputJson` without checking it (`runOutputJson` of @promptrun/client checks).
  */
-export function useRun(
+export function useRun<T = unknown>(
   id: string | null | undefined,
   options: UseRunOptions = {},
-): UseQueryResult<PromptRun, Error> {
+): UseQueryResult<TypedPromptRun<T>, Error> {
   const backend = usePromptrunBackend();
   const intervalMs = options.intervalMs ?? 1_000;
   return useQuery({
     queryKey: runQueryKey(id ?? ""),
-    queryFn: ({ signal }) =>
-      options.getRun ? options.getRun(id!, { signal }) : backend.getRun(id!, { signal }),
+    queryFn: async ({ signal }) =>
+      (await (options.getRun
+        ? options.getRun(id!, { signal })
+        : backend.getRun(id!, { signal }))) as TypedPromptRun<T>,
     enabled: Boolean(id) && (options.enabled ?? true),
     refetchInterval: (query) => (query.state.data?.status === "pending" ? intervalMs : false),
     // Retrying a 404 or 401 cannot help; network errors, 429 and 5xx can.

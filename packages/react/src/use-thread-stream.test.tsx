@@ -77,6 +77,23 @@ describe("useThreadStream", () => {
     expect(run.cost?.total).toBeGreaterThan(0);
   });
 
+  test("a completed run keeps outputJson, finishReason and memory of its run.completed event", async () => {
+    const { result, backend, thread } = renderStream();
+    await waitFor(() => expect(result.current.status).toBe("open"), waitOptions);
+    const text = backend.createRun({ thread, message: "plain words" });
+    const { id: textId } = await text;
+    const { id } = await backend.createRun({ thread, message: 'json:{"name":"Ada"}' });
+    await waitFor(() => expect(result.current.runs[id]?.status).toBe("completed"), waitOptions);
+    expect(result.current.runs[id]).toMatchObject({
+      text: '{"name":"Ada"}',
+      outputJson: { name: "Ada" },
+      finishReason: "stop",
+      memory: { messages: 2, dropped: 1 },
+    });
+    await waitFor(() => expect(result.current.runs[textId]?.status).toBe("completed"), waitOptions);
+    expect(result.current.runs[textId]).toMatchObject({ outputJson: null, finishReason: "stop" });
+  });
+
   test("a burst of 100 tokens renders once per animation frame, and a failed run keeps every token", async () => {
     const frames = holdFrames();
     try {

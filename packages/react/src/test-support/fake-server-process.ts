@@ -1,8 +1,9 @@
 /**
  * Runs the contract fake in its own process: happy-dom replaces `fetch` and `Response` in the
  * test process, where a Bun.serve would break. Prints `{url, apiKey}` as one JSON line.
- * Scripts by the `message` input: `fail:` ends failed, `retry:` restarts after two tokens;
- * `delayMs` (input) slows the tokens down.
+ * Scripts by the `message` input: `fail:` ends failed, `retry:` restarts after two tokens,
+ * `json:<JSON>` answers that JSON as structured output (outputJson, with memory 2 carried and 1
+ * dropped); `delayMs` (input) slows the tokens down.
  */
 import { startFakePromptrunServer } from "@promptrun/client/testing";
 
@@ -17,6 +18,15 @@ const server = startFakePromptrunServer({
     const words = (text: string) => text.split(/(?<= )/);
     if (message.startsWith("fail:"))
       return { tokens: words(message.slice(5)), tokenDelayMs, fail: "model exploded" };
+    if (message.startsWith("json:")) {
+      const text = message.slice(5);
+      return {
+        tokens: [text],
+        tokenDelayMs,
+        outputJson: JSON.parse(text),
+        memory: { messages: 2, dropped: 1 },
+      };
+    }
     if (message.startsWith("retry:"))
       return { tokens: words(message.slice(6)), tokenDelayMs, retryAfterTokens: 2 };
     return { tokens: words(message), tokenDelayMs };

@@ -27,6 +27,11 @@ export interface ScriptedModel {
   readonly requests: FakeRequest[];
   /** From now on, every request streams `text` (a string is split into words, spaces kept). */
   reply(text: string | string[], options?: ScriptedReplyOptions): void;
+  /**
+   * From now on, every request streams `value` as JSON text (in a few pieces): the answer to a
+   * prompt with `output: {format: json_schema}`, which becomes the run's `outputJson`.
+   */
+  replyJson(value: unknown, options?: ScriptedReplyOptions): void;
   /** From now on, echo the last user message word by word (the default). */
   echo(options?: ScriptedReplyOptions): void;
   /** The next requests get these replies, in order; then the standing behaviour resumes. */
@@ -43,6 +48,13 @@ export interface ScriptedModel {
 
 /** Splits text into stream tokens the way a model would: words with their trailing spaces. */
 export const wordsOf = (text: string): string[] => text.match(/\S+\s*|\s+/g) ?? [];
+
+/** JSON text in stream tokens: the pieces between commas, each with its comma. */
+const jsonTokensOf = (value: unknown): string[] => {
+  const text = JSON.stringify(value);
+  if (text === undefined) throw new TypeError("replyJson: the value has no JSON form");
+  return text.match(/[^,]+,?|,/g) ?? [text];
+};
 
 function lastUserMessage(body: unknown): string {
   if (typeof body !== "object" || body === null || !("messages" in body) || !Array.isArray(body.messages)) {
@@ -82,6 +94,9 @@ export function startScriptedModel(): ScriptedModel & { server: FakeProviderServ
     reply(text, options = {}) {
       const tokens = Array.isArray(text) ? text : wordsOf(text);
       standing = { type: "stream", tokens, ...options };
+    },
+    replyJson(value, options = {}) {
+      standing = { type: "stream", tokens: jsonTokensOf(value), ...options };
     },
     echo(options = {}) {
       standing = echoLastUserMessage(options);

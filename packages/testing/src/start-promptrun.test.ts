@@ -17,6 +17,22 @@ beforeAll(async () => {
           { role: "user", content: "{{message}}" },
         ],
       },
+      {
+        slug: "contact",
+        inputs: { text: { type: "string" } },
+        messages: [{ role: "user", content: "Extract the contact: {{text}}" }],
+        output: {
+          format: "json_schema",
+          name: "contact",
+          strict: true,
+          schema: {
+            type: "object",
+            properties: { name: { type: "string" }, topics: { type: "array", items: { type: "string" } } },
+            required: ["name", "topics"],
+            additionalProperties: false,
+          },
+        },
+      },
     ],
   });
   client = createPromptrunClient({ baseUrl: promptrun.url, apiKey: promptrun.apiKey });
@@ -57,6 +73,31 @@ describe("startPromptrun", () => {
     expect(types.indexOf("run.token")).toBeLessThan(types.indexOf("run.completed"));
     const completed = events.find((event) => event.type === "run.completed");
     expect(completed?.type === "run.completed" && completed.data.output).toBe("one two three");
+  });
+
+  test("replyJson answers a prompt with an output schema: the run's outputJson is set", async () => {
+    const contact = { name: "Ada Lovelace", topics: ["engines", "poetry"] };
+    promptrun.script.replyJson(contact, { tokenDelayMs: 5 });
+    try {
+      const { id } = await client.runs.create("contact", "latest", { inputs: { text: "Ada, engines" } });
+      const run = await client.runs.wait<typeof contact>(id, { intervalMs: 20, timeoutMs: 10_000 });
+      expect(run).toMatchObject({ status: "completed", finishReason: "stop", phase: null });
+      expect(run.output).toBe(JSON.stringify(contact));
+      expect(run.outputJson).toEqual(contact);
+    } finally {
+      promptrun.script.reset();
+    }
+  });
+
+  test("replyJson streams the JSON in several tokens", async () => {
+    promptrun.script.replyJson({ a: 1, b: [2, 3] });
+    try {
+      const { events } = await runAndCollect(crypto.randomUUID(), "anything");
+      const deltas = events.flatMap((event) => (event.type === "run.token" ? [event.data.delta] : []));
+      expect(deltas).toEqual(['{"a":1,', '"b":[2,', "3]}"]);
+    } finally {
+      promptrun.script.reset();
+    }
   });
 
   test("a transient failure (a cut stream) is retried and the run still completes", async () => {

@@ -169,7 +169,8 @@ export class PromptrunChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
           if (envelope.type === "run.completed") {
             finish([
               { type: "text-end", id: textId },
-              { type: "finish", finishReason: "stop" },
+              // Promptrun's finish reasons are the AI SDK's; an older server sends none.
+              { type: "finish", finishReason: envelope.data.finishReason ?? "stop" },
             ]);
             return true;
           }

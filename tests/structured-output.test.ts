@@ -154,7 +154,7 @@ describe("structured output", () => {
     });
   });
 
-  test("SSE: run.completed carries outputJson, finishReason and memory; tRPC run.get the same fields", async () => {
+  test("SSE: run.completed carries outputJson, finishReason and memory", async () => {
     const thread = crypto.randomUUID();
     const minted = await api(server, `/api/v1/threads/${thread}/stream-token`, { method: "POST" });
     expect(minted.status).toBe(200);
@@ -177,19 +177,25 @@ describe("structured output", () => {
         memory: { messages: 0, dropped: 0 },
       });
       expectValid(componentValidator(document, "RunCompletedEvent"), completed.data);
-
-      const viaTrpc = await fetch(
-        `${server.url}/trpc/run.get?input=${encodeURIComponent(JSON.stringify({ id }))}`,
-        {
-          headers: { authorization: `Bearer ${server.apiKey}` },
-        },
-      );
-      expect(viaTrpc.status).toBe(200);
-      const body = (await viaTrpc.json()) as { result: { data: Run } };
-      expect(body.result.data).toEqual(run);
     } finally {
       stream.close();
     }
+  });
+
+  test("tRPC run.get returns the run with the same fields as REST", async () => {
+    const { id } = await createRun("contact-json", { inputs: { text: "Katherine Johnson" } });
+    await waitForRun(server, id);
+    const run = await getRun(id);
+    const viaTrpc = await fetch(
+      `${server.url}/trpc/run.get?input=${encodeURIComponent(JSON.stringify({ id }))}`,
+      {
+        headers: { authorization: `Bearer ${server.apiKey}` },
+      },
+    );
+    expect(viaTrpc.status).toBe(200);
+    const body = (await viaTrpc.json()) as { result: { data: Run } };
+    expect(body.result.data).toEqual(run);
+    expectJsonRun(body.result.data, { messages: 0, dropped: 0 });
   });
 
   test("a webhook delivery of run.completed carries outputJson, finishReason, phase and memory", async () => {

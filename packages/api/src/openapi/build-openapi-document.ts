@@ -45,7 +45,9 @@ const errors = {
     { "WWW-Authenticate": wwwAuthenticateHeader },
   ),
   403: errorResponse("The account has no active subscription."),
-  413: errorResponse("Request body larger than the limit (1 MiB by default)."),
+  413: errorResponse(
+    "Request body larger than the limit (`PROMPTRUN_MAX_BODY_BYTES`, 1 MiB by default). Send large images and files as https URLs, not data: URLs.",
+  ),
   415: errorResponse("Content-Type is missing or not application/json (any charset)."),
   429: errorResponse("Rate limited; retry after the given number of seconds.", {
     "Retry-After": z.string().meta({ description: "Seconds to wait before retrying." }),
@@ -252,7 +254,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
                 }),
               },
               400: errors[400](
-                "Invalid JSON, too deep nesting, schema violation (unknown fields included), missing, unknown or mistyped input, envVars or metadata rules, unknown environment.",
+                "Invalid JSON, too deep nesting, schema violation (unknown fields included), missing, unknown or mistyped input (an image or file input that is not an https or base64 data: URL, or whose host is a private address; a messages input that is not a list of at most 200 {role, content}), envVars or metadata rules, unknown environment. The message names the field.",
               ),
               401: errors[401],
               403: errors[403],

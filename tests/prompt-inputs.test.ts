@@ -51,7 +51,8 @@ let server: TestServer;
 async function cliPush(files: object[]): Promise<{ code: number; error: string }> {
   const directory = mkdtempSync(join(tmpdir(), "promptrun-inputs-"));
   try {
-    files.forEach((file, index) => writeFileSync(join(directory, `p${index}.json`), JSON.stringify(file)));
+    for (const [index, file] of files.entries())
+      writeFileSync(join(directory, `p${index}.json`), JSON.stringify(file));
     const pushed = await server.cli<{ error?: string }>(
       "prompts",
       "push",

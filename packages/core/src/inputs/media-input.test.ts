@@ -145,6 +145,20 @@ describe("checkMediaInput: private addresses", () => {
     expect(await check("https://localhost/x.png", true)).toBe("accepted");
   });
 
+  test("a resolver that never answers is given up on and the host refused like one that does not resolve", async () => {
+    const silent: ResolveHost = () => new Promise(() => {});
+    const started = performance.now();
+    const answer = await rejectionOf(
+      checkMediaInput("photo", "https://slow.example.com/x.png", "image", {
+        allowPrivateUrls: false,
+        resolve: silent,
+        dnsTimeoutMs: 50,
+      }),
+    );
+    expect(answer).toBe(refused);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
   test("checkMediaInputs looks at image and file inputs only, defaults included, own keys only", async () => {
     const declarations = {
       text: { type: "string" as const },

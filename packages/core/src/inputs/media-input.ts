@@ -1,3 +1,4 @@
+import { lookup } from "node:dns/promises";
 import type { InputDeclaration } from "@promptrun/contract";
 import { fileTypeFromBuffer, supportedMimeTypes } from "file-type";
 import { invalid } from "../errors.ts";
@@ -73,11 +74,30 @@ async function sniffProblem(
   return `declares ${declared}, but its bytes are ${sniffed}`;
 }
 
+/** A create request waits at most this long for DNS; a slower answer counts as "does not resolve". */
+const DEFAULT_DNS_TIMEOUT_MS = 5_000;
+
+const systemResolve: ResolveHost = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+
+/** `resolve`, failing after `timeoutMs` (url-guard then refuses the host like one that does not resolve). */
+const withTimeout =
+  (resolve: ResolveHost, timeoutMs: number): ResolveHost =>
+  (host) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`DNS lookup of ${host} timed out`)), timeoutMs);
+    });
+    return Promise.race([resolve(host), timeout]).finally(() => clearTimeout(timer));
+  };
+
 export interface MediaCheckOptions {
   /** PROMPTRUN_ALLOW_PRIVATE_URLS: when false, an https URL must resolve to public addresses only. */
   allowPrivateUrls: boolean;
   /** DNS for the private-address check; tests inject one. */
   resolve?: ResolveHost;
+  /** How long to wait for DNS (default 5 s). */
+  dnsTimeoutMs?: number;
 }
 
 /**
@@ -101,7 +121,7 @@ export async function checkMediaInput(
     await assertPublicUrl(value, {
       allowPrivate: false,
       field: `inputs.${name}`,
-      ...(options.resolve ? { resolve: options.resolve } : {}),
+      resolve: withTimeout(options.resolve ?? systemResolve, options.dnsTimeoutMs ?? DEFAULT_DNS_TIMEOUT_MS),
     });
 }
 

@@ -52,11 +52,24 @@ describe("mediaInputProblem (shape, no I/O)", () => {
       "is a data: URL whose payload is not valid base64",
     );
     expect(mediaInputProblem(`data:;base64,${PNG_BASE64}`, "file")).toBe(
-      "is a data: URL without a media type (data:<type>/<subtype>;base64,…)",
+      "is a data: URL without a valid media type (data:<type>/<subtype>;base64,…)",
     );
     expect(mediaInputProblem(`data:application/pdf;base64,${PDF_BASE64}`, "image")).toBe(
       "is an image input, but its data: URL declares application/pdf",
     );
+  });
+
+  test("hostile data URLs are refused in one pass (no pattern backtracking over a megabyte)", () => {
+    const started = performance.now();
+    expect(mediaInputProblem(`data:image/png${";a".repeat(500_000)}`, "image")).toBe(MEDIA_INPUT_RULE);
+    expect(mediaInputProblem(`data:image/png;base64,${"A".repeat(1_000_000)}!!!`, "image")).toBe(
+      "is a data: URL whose payload is not valid base64",
+    );
+    expect(mediaInputProblem(`data:image/png;base64,${"A".repeat(1_000_000)}`, "image")).toBeNull();
+    expect(mediaInputProblem(`data:${"a".repeat(1_000_000)};base64,AAAA`, "file")).toBe(
+      "is a data: URL without a valid media type (data:<type>/<subtype>;base64,…)",
+    );
+    expect(performance.now() - started).toBeLessThan(250);
   });
 
   test("credentials in an https URL are refused", () => {

@@ -28,7 +28,7 @@ export function mediaInputProblem(value: string, type: "image" | "file"): string
     const dataUrl = parseDataUrl(value);
     if (!dataUrl) return MEDIA_INPUT_RULE;
     if (!MEDIA_TYPE.test(dataUrl.mediaType))
-      return "is a data: URL without a media type (data:<type>/<subtype>;base64,…)";
+      return "is a data: URL without a valid media type (data:<type>/<subtype>;base64,…)";
     if (type === "image" && !dataUrl.mediaType.startsWith("image/"))
       return `is an image input, but its data: URL declares ${dataUrl.mediaType}`;
     if (!isBase64(dataUrl.base64)) return "is a data: URL whose payload is not valid base64";

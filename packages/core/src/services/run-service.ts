@@ -13,7 +13,6 @@ import type { Clock, IdempotencyRecord, NewRun, RunRecord, Store } from "../port
 import { pendingRunRecord } from "../run-record.ts";
 import { createRequestFingerprint } from "../security/request-fingerprint.ts";
 import type { SecretBox } from "../security/secret-box.ts";
-import type { ResolveHost } from "../security/url-guard.ts";
 import type { RateLimitService, RunService } from "../services.ts";
 import { validateInputs } from "../templating/template.ts";
 import { formatValidationError } from "./format-validation-error.ts";
@@ -38,8 +37,6 @@ export interface RunServiceDependencies {
   pendingRuns?: PendingRunCounter;
   /** Byte budget of one list page (default MAX_PAGE_BYTES); tests lower it. */
   maxPageBytes?: number;
-  /** DNS for the private-address check of image and file URLs (default: the system's); tests inject one. */
-  resolveHost?: ResolveHost;
 }
 
 const REUSED_KEY = "Idempotency-Key reused with a different request";
@@ -60,10 +57,7 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
   };
 
   const fingerprint = createRequestFingerprint(config.secret, config.previousSecrets);
-  const mediaChecks: MediaCheckOptions = {
-    allowPrivateUrls: config.allowPrivateUrls,
-    ...(dependencies.resolveHost ? { resolve: dependencies.resolveHost } : {}),
-  };
+  const mediaChecks: MediaCheckOptions = { allowPrivateUrls: config.allowPrivateUrls };
 
   /** Stripe semantics: the same key and request replay the original answer; another request conflicts. */
   const replay = (record: IdempotencyRecord, fingerprinted: unknown) => {

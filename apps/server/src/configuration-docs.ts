@@ -113,6 +113,12 @@ const rows: ConfigurationRow[] = [
       "a provider stream silent this long, or an attempt lasting this long, fails the attempt (retried as transient)",
   },
   {
+    variables: ["PROMPTRUN_MAX_BODY_BYTES"],
+    notes: { PROMPTRUN_MAX_BODY_BYTES: "1 MiB" },
+    meaning:
+      "largest request body: create-run over REST and every tRPC call (1 KiB – 1 GiB); a larger one is `413`. Large image and file inputs go as https URLs, not data: URLs",
+  },
+  {
     variables: ["PROMPTRUN_MAX_OUTPUT_BYTES"],
     notes: { PROMPTRUN_MAX_OUTPUT_BYTES: "4 MiB" },
     meaning: "UTF-8 bytes of a run's output; past it the run fails (not retried)",

@@ -46,6 +46,15 @@ describe("parseEnvironment", () => {
     expect(() => parseEnvironment({ PROMPTRUN_MAX_WEBHOOKS: "0" })).toThrow(/PROMPTRUN_MAX_WEBHOOKS/);
   });
 
+  test("the request body limit is configurable (PROMPTRUN_MAX_BODY_BYTES), 1 KiB to 1 GiB", () => {
+    expect(parseEnvironment({}).api.maxBodyBytes).toBe(1_048_576);
+    expect(parseEnvironment({ PROMPTRUN_MAX_BODY_BYTES: "8388608" }).api.maxBodyBytes).toBe(8_388_608);
+    for (const bad of ["0", "1023", "2000000000", "1.5", "1MiB"])
+      expect(() => parseEnvironment({ PROMPTRUN_MAX_BODY_BYTES: bad })).toThrow(
+        "invalid configuration: PROMPTRUN_MAX_BODY_BYTES",
+      );
+  });
+
   test("scale-out settings: Postgres and Redis URLs, lease length, key prefix", () => {
     const config = parseEnvironment({
       DATABASE_URL: "postgres://promptrun:secret@db:5432/promptrun",

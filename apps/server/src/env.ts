@@ -127,6 +127,7 @@ export const environmentDefaults = {
   PROMPTRUN_PROVIDER_MAX_LINE_BYTES: String(engineDefaults.run.maxResponseLineBytes),
   PROMPTRUN_ALLOW_PRIVATE_URLS: booleanText(engineDefaults.allowPrivateUrls),
   PROMPTRUN_PING_INTERVAL_MS: String(defaultApiConfig.pingIntervalMs),
+  PROMPTRUN_MAX_BODY_BYTES: String(defaultApiConfig.maxBodyBytes),
   PROMPTRUN_REPLAY_BUFFER_SECONDS: String(engineDefaults.replayBufferSeconds),
   PROMPTRUN_MAX_ATTEMPTS: String(engineDefaults.run.maxAttempts),
   PROMPTRUN_RETRY_BASE_MS: String(engineDefaults.run.backoffBaseMs),
@@ -173,6 +174,10 @@ export const environmentSchema = z.object({
   PROMPTRUN_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   PROMPTRUN_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   PROMPTRUN_PING_INTERVAL_MS: positiveInt.prefault(byDefault.PROMPTRUN_PING_INTERVAL_MS),
+  PROMPTRUN_MAX_BODY_BYTES: positiveInt
+    .min(1_024)
+    .max(1_073_741_824)
+    .prefault(byDefault.PROMPTRUN_MAX_BODY_BYTES),
   PROMPTRUN_REPLAY_BUFFER_SECONDS: positiveInt.prefault(byDefault.PROMPTRUN_REPLAY_BUFFER_SECONDS),
   PROMPTRUN_MAX_ATTEMPTS: positiveInt.max(20).prefault(byDefault.PROMPTRUN_MAX_ATTEMPTS),
   PROMPTRUN_RETRY_BASE_MS: positiveInt.prefault(byDefault.PROMPTRUN_RETRY_BASE_MS),
@@ -325,7 +330,7 @@ export function parseEnvironment(environment: Record<string, string | undefined>
       },
     },
     api: {
-      maxBodyBytes: defaultApiConfig.maxBodyBytes,
+      maxBodyBytes: env.PROMPTRUN_MAX_BODY_BYTES,
       maxJsonDepth: defaultApiConfig.maxJsonDepth,
       subscriberBufferBytes: defaultApiConfig.subscriberBufferBytes,
       pingIntervalMs: env.PROMPTRUN_PING_INTERVAL_MS,

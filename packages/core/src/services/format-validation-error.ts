@@ -23,6 +23,13 @@ const furthestBranchIssue = (issue: Extract<Issue, { code: "invalid_union" }>): 
   return best;
 };
 
+const discriminatorMessage = (issue: Extract<Issue, { code: "invalid_union" }>): string => {
+  const options = (issue as { options?: unknown }).options;
+  return Array.isArray(options)
+    ? `expected one of ${options.map((option) => JSON.stringify(option)).join("|")}`
+    : issue.message;
+};
+
 function describeIssue(issue: Issue, basePath: Path, subject: string): string {
   const path = [...basePath, ...issue.path];
   const where = formatPath(path);
@@ -36,6 +43,8 @@ function describeIssue(issue: Issue, basePath: Path, subject: string): string {
       if (path.length === 0) return `${subject} must be a JSON object`;
       return `${where}: ${withoutZodPrefix(issue.message)}`;
     case "invalid_union": {
+      // A discriminated union whose discriminator matched no option: `…content[0].type: expected one of …`.
+      if (issue.errors.length === 0) return `${where}: ${withoutZodPrefix(discriminatorMessage(issue))}`;
       const branch = furthestBranchIssue(issue);
       if (branch && branch.path.length > 0) return describeIssue(branch, path, subject);
       const expected = issue.errors
@@ -43,6 +52,11 @@ function describeIssue(issue: Issue, basePath: Path, subject: string): string {
         .flatMap((first) => (first?.code === "invalid_type" ? [first.expected] : []));
       if (expected.length === issue.errors.length) return `${where}: expected ${expected.join(" or ")}`;
       return `${where}: ${withoutZodPrefix(issue.message)}`;
+    }
+    case "invalid_key": {
+      // A record key that breaks the key's rule: say the rule, not zod's "Invalid key in record".
+      const rule = issue.issues[0]?.message;
+      return `${where}: ${rule ? withoutZodPrefix(rule) : withoutZodPrefix(issue.message)}`;
     }
     default:
       return where ? `${where}: ${withoutZodPrefix(issue.message)}` : withoutZodPrefix(issue.message);

@@ -50,7 +50,7 @@ describe("PromptService.push", () => {
     );
     expect([error.code, error.message]).toEqual([
       "invalid",
-      "prompt 'greet': template names undeclared input: tone",
+      "prompt 'greet': messages[0].content: template names undeclared input: tone",
     ]);
   });
 
@@ -84,6 +84,120 @@ describe("PromptService.push", () => {
       "prompt 'greet' appears more than once in one push",
     );
     expect((await rejection(services.prompts.push(tenant.id, []))).code).toBe("invalid");
+  });
+});
+
+describe("PromptService.push: prompts that return data and read files", () => {
+  const agent = {
+    slug: "agent",
+    model: "openai:o4-mini",
+    params: { reasoning: { effort: "low" } },
+    inputs: {
+      question: {},
+      screenshot: { type: "image", optional: true },
+      history: { type: "messages", optional: true },
+    },
+    messages: [
+      { role: "user", content: "{{history}}" },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "{{question}}" },
+          { type: "image", image: "{{screenshot}}" },
+        ],
+      },
+    ],
+    output: { format: "json_schema", schema: { type: "object", properties: { reply: { type: "string" } } } },
+    providerOptions: { openai: { promptCacheKey: "agent" } },
+  };
+
+  test("a prompt with parts, reasoning, an output schema and provider options is pushed and read back", async () => {
+    const { services, createTenant } = createServiceFixture();
+    const { tenant } = await createTenant();
+    const [pushed] = await services.prompts.push(tenant.id, [agent]);
+    expect(pushed).toMatchObject({ version: 1, created: true });
+    const version = await services.prompts.get(tenant.id, "agent", "1");
+    expect(version).toMatchObject({
+      params: agent.params,
+      messages: agent.messages,
+      output: agent.output,
+      providerOptions: agent.providerOptions,
+      memory: null,
+    });
+  });
+
+  test("refused with the prompt and the path: output schema, image part, providerOptions, zod paths", async () => {
+    const { services, createTenant, store } = createServiceFixture();
+    const { tenant } = await createTenant();
+    const messageOf = async (file: unknown) =>
+      (await rejection(services.prompts.push(tenant.id, [file]))).message;
+    expect(
+      await messageOf({ ...agent, output: { format: "json_schema", schema: { type: "nonsense" } } }),
+    ).toBe(
+      "prompt 'agent': output.schema: not a valid JSON Schema (draft 2020-12) at /type: must be equal to one of the allowed values",
+    );
+    const stringImage = {
+      ...agent,
+      messages: [agent.messages[0], { role: "user", content: [{ type: "image", image: "{{question}}" }] }],
+    };
+    expect(await messageOf(stringImage)).toBe(
+      "prompt 'agent': messages[1].content[0].image: input 'question' is of type string; an image part needs an image input",
+    );
+    expect(await messageOf({ ...agent, providerOptions: { azure: {} } })).toStartWith(
+      "prompt 'agent': providerOptions.azure: unknown provider 'azure' (known: openai, anthropic, dev",
+    );
+    expect(await messageOf({ ...agent, params: { reasoning: { effort: "max" } } })).toBe(
+      `prompt 'agent': params.reasoning.effort: expected one of "minimal"|"low"|"medium"|"high"`,
+    );
+    expect(
+      await messageOf({
+        ...agent,
+        messages: [agent.messages[0], { role: "user", content: [{ type: "audio" }] }],
+      }),
+    ).toBe(`prompt 'agent': messages[1].content[0].type: expected one of "text"|"image"|"file"`);
+    expect(
+      await messageOf({
+        ...agent,
+        inputs: { ...agent.inputs, screenshot: { type: "image", default: "file:///etc/passwd" } },
+      }),
+    ).toBe("prompt 'agent': default of inputs.screenshot must be an https URL or a base64 data: URL");
+    expect(await store.prompts.getPrompt(tenant.id, "agent")).toBeNull();
+  });
+
+  test("an old prompt file keeps its content hash: nothing new is added to what is stored", async () => {
+    const { services, createTenant, store } = createServiceFixture();
+    const { tenant } = await createTenant();
+    // A prompt file of the kind pushed before these fields existed. Its hash was computed with
+    // the contract of that release (commit 2e0f088): a changed hash would make every re-push of
+    // an unchanged old file a new version.
+    const oldFile = {
+      slug: "summarize",
+      description: "Summaries",
+      model: "openai:gpt-4o-mini",
+      params: { temperature: 0.3, maxOutputTokens: 200, custom: { a: 1 } },
+      inputs: {
+        text: {},
+        style: { type: "string", default: "short", description: "how" },
+        n: { type: "integer", optional: true },
+      },
+      messages: [
+        { role: "system", content: "Summarize {{style}}." },
+        { role: "user", content: "{{text}} ({{n}}) {{env.X}}" },
+      ],
+      tags: ["production"],
+    };
+    await services.prompts.push(tenant.id, [oldFile]);
+    const stored = await store.prompts.resolveVersion(tenant.id, "summarize", { kind: "latest" });
+    expect(stored!.contentHash).toBe("97c250f4e13e2174253458845ab47e1bc623825bc0ce128c2e6c60a66053a1a2");
+    expect(Object.keys(stored!.definition).sort()).toEqual([
+      "description",
+      "inputs",
+      "messages",
+      "model",
+      "params",
+    ]);
+    const [again] = await services.prompts.push(tenant.id, [oldFile]);
+    expect(again).toMatchObject({ version: 1, created: false });
   });
 });
 

@@ -3,8 +3,9 @@ import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from "../config.ts";
 import { invalid, notFound, PromptrunError } from "../errors.ts";
 import { assertKnownModel, type ProviderConfig } from "../models/known-providers.ts";
 import type { Clock, Store, VersionSelector } from "../ports.ts";
+import { checkPromptDefinition } from "../prompt-checks/check-prompt-definition.ts";
 import type { PromptService } from "../services.ts";
-import { assertTemplatesDeclared, validateInputs } from "../templating/template.ts";
+import { validateInputs } from "../templating/template.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { formatValidationError } from "./format-validation-error.ts";
 import { boundedPage, clampPage } from "./page.ts";
@@ -43,7 +44,7 @@ function parsePromptFile(file: unknown, index: number, providers: ProviderConfig
   if (!result.success)
     throw invalid(`prompt '${labelOf(file, index)}': ${formatValidationError(result.error, "prompt file")}`);
   const prompt = result.data;
-  inPrompt(prompt.slug, () => assertTemplatesDeclared(prompt));
+  inPrompt(prompt.slug, () => checkPromptDefinition(prompt, providers));
   inPrompt(prompt.slug, () => assertKnownModel(prompt.model, providers));
   for (const [name, declaration] of Object.entries(prompt.inputs)) {
     if (declaration.default === undefined) continue;

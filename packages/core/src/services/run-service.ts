@@ -8,6 +8,7 @@ import type { PromptrunConfig } from "../config.ts";
 import type { RunEngine } from "../engine-port.ts";
 import { DEFAULT_ENVIRONMENT } from "../environments/default-environment.ts";
 import { conflict, forbidden, invalid, notFound, PromptrunError, rateLimited } from "../errors.ts";
+import { checkMediaInputs, type MediaCheckOptions } from "../inputs/media-input.ts";
 import type { Clock, IdempotencyRecord, NewRun, RunRecord, Store } from "../ports.ts";
 import { pendingRunRecord } from "../run-record.ts";
 import { createRequestFingerprint } from "../security/request-fingerprint.ts";
@@ -25,7 +26,7 @@ export interface RunServiceDependencies {
   store: Store;
   config: Pick<
     PromptrunConfig,
-    "maxPendingRunsPerTenant" | "idempotencyTtlSeconds" | "secret" | "previousSecrets"
+    "maxPendingRunsPerTenant" | "idempotencyTtlSeconds" | "secret" | "previousSecrets" | "allowPrivateUrls"
   >;
   clock: Clock;
   engine: RunEngine;
@@ -56,6 +57,7 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
   };
 
   const fingerprint = createRequestFingerprint(config.secret, config.previousSecrets);
+  const mediaChecks: MediaCheckOptions = { allowPrivateUrls: config.allowPrivateUrls };
 
   /** Stripe semantics: the same key and request replay the original answer; another request conflicts. */
   const replay = (record: IdempotencyRecord, fingerprinted: unknown) => {
@@ -96,6 +98,11 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
 
       // 5. Rate limit: every request counts, replays included (as at Stripe).
       await rateLimits.take(tenant.id, "runs.create");
+
+      // 5b. Image and file inputs, the checks that need I/O: a data URL's bytes must be what it
+      // declares, an https URL must not resolve to a private address. After the rate limit, so
+      // nobody can make the server resolve names faster than it creates runs; before any write.
+      await checkMediaInputs(version.definition.inputs, inputs, mediaChecks);
 
       // 6. Idempotency, before the pending cap: a replay creates nothing, so a full queue must not refuse it.
       const now = clock.now();

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { PromptrunError } from "../errors.ts";
-import { assertTemplatesDeclared, renderMessages, templateVariables, validateInputs } from "./template.ts";
+import { checkMessageTemplates } from "../prompt-checks/message-templates.ts";
+import { renderMessages, templateVariables, validateInputs } from "./template.ts";
 
 describe("templates", () => {
   const messages = [
@@ -11,14 +12,9 @@ describe("templates", () => {
     expect(templateVariables(messages)).toEqual({ inputs: ["tone", "name"], env: ["API_TOKEN"] });
   });
   test("rejects undeclared inputs at push", () => {
-    expect(() =>
-      assertTemplatesDeclared({
-        model: "dev:echo",
-        params: {},
-        inputs: { name: { type: "string" } },
-        messages,
-      }),
-    ).toThrow("undeclared input: tone");
+    expect(() => checkMessageTemplates({ inputs: { name: { type: "string" } }, messages })).toThrow(
+      "messages[0].content: template names undeclared input: tone",
+    );
   });
   test("renders inputs and env", () => {
     expect(renderMessages({ messages }, { tone: "kind", name: "Ada" }, { API_TOKEN: "t" })).toEqual([
@@ -88,9 +84,7 @@ describe("variables are own keys only", () => {
       const inputs = JSON.parse(`{"${name}":"own"}`) as Record<string, unknown>;
       expect(renderMessages({ messages }, inputs, {})[0]!.content).toBe("[own]");
       // An undeclared one is caught at push, and not mistaken for a declared one.
-      expect(() => assertTemplatesDeclared({ model: "dev:echo", params: {}, inputs: {}, messages })).toThrow(
-        `undeclared input: ${name}`,
-      );
+      expect(() => checkMessageTemplates({ inputs: {}, messages })).toThrow(`undeclared input: ${name}`);
       // At run creation an input of that name is unknown unless declared, and a declared one is required.
       expect(errorOf(() => validateInputs({}, inputs))).toBe(`invalid: unknown input: inputs.${name}`);
       expect(errorOf(() => validateInputs({ [name]: { type: "string" } }, {}))).toBe(

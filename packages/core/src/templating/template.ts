@@ -6,6 +6,8 @@ import type {
   PromptMessage,
 } from "@promptrun/contract";
 import { invalid } from "../errors.ts";
+import { MEDIA_INPUT_RULE, mediaInputProblem } from "../inputs/media-input.ts";
+import { messagesInputProblem } from "../inputs/messages-input.ts";
 
 /** `{{ name }}` or `{{ env.NAME }}`; whitespace inside the braces is allowed. */
 const PLACEHOLDER = /\{\{\s*(env\.)?([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
@@ -36,43 +38,56 @@ export function templateVariables(messages: PromptMessage[]): TemplateVariables 
   return { inputs: [...inputs], env: [...env] };
 }
 
-/** Push-time check: every `{{name}}` must be a declared input. */
-export function assertTemplatesDeclared(definition: PromptDefinition): void {
-  const { inputs } = templateVariables(definition.messages);
-  // Own keys only: `constructor` or `toString` are no declared inputs just because objects have them.
-  const undeclared = inputs.filter((name) => !Object.hasOwn(definition.inputs, name));
-  if (undeclared.length > 0) {
-    throw invalid(
-      `template names undeclared input${undeclared.length > 1 ? "s" : ""}: ${undeclared.join(", ")}`,
-    );
-  }
+/** The placeholders of one template, in order: `{{name}}` → {env: false, name}, `{{env.NAME}}` → {env: true, name}. */
+export function placeholdersOf(template: string): Array<{ env: boolean; name: string }> {
+  return [...template.matchAll(PLACEHOLDER)].map((match) => ({
+    env: match[1] !== undefined,
+    name: match[2]!,
+  }));
 }
 
-const typeMatches = (declaration: InputDeclaration, value: unknown): boolean => {
-  switch (declaration.type) {
+const article = (type: string) =>
+  type === "integer" || type === "array" || type === "object" || type === "image" ? "an" : "a";
+
+/** What is wrong with one input value for its declared type (the whole message), or null. */
+function inputProblem(declaration: InputDeclaration, name: string, value: unknown): string | null {
+  const type = declaration.type;
+  let matches: boolean;
+  switch (type) {
     case "string":
-      return typeof value === "string";
+      matches = typeof value === "string";
+      break;
     case "number":
-      return typeof value === "number" && Number.isFinite(value);
+      matches = typeof value === "number" && Number.isFinite(value);
+      break;
     case "integer":
-      return typeof value === "number" && Number.isInteger(value);
+      matches = typeof value === "number" && Number.isInteger(value);
+      break;
     case "boolean":
-      return typeof value === "boolean";
+      matches = typeof value === "boolean";
+      break;
     case "array":
-      return Array.isArray(value);
+      matches = Array.isArray(value);
+      break;
     case "object":
-      return typeof value === "object" && value !== null && !Array.isArray(value);
+      matches = typeof value === "object" && value !== null && !Array.isArray(value);
+      break;
     case "image":
-    case "file":
-      return typeof value === "string";
+    case "file": {
+      if (typeof value !== "string") return `inputs.${name} ${MEDIA_INPUT_RULE}`;
+      const problem = mediaInputProblem(value, type);
+      return problem === null ? null : `inputs.${name} ${problem}`;
+    }
     case "messages":
-      return Array.isArray(value);
+      return messagesInputProblem(name, value);
   }
-};
+  return matches ? null : `inputs.${name} must be ${article(type)} ${type}`;
+}
 
 /**
- * Create-time check of the run's inputs against the version's declarations. Returns the inputs
- * with defaults applied. Messages name the input (`inputs.name`).
+ * Create-time check of the run's inputs against the version's declarations, without I/O (the
+ * media checks that need it are in inputs/media-input.ts, checkMediaInput). Returns the inputs
+ * with defaults applied. Messages name the input (`inputs.name`, `inputs.history[3].role`).
  */
 export function validateInputs(
   declarations: Record<string, InputDeclaration>,
@@ -93,10 +108,8 @@ export function validateInputs(
       else if (!declaration.optional) throw invalid(`missing required input: inputs.${name}`);
       continue;
     }
-    if (!typeMatches(declaration, value))
-      throw invalid(
-        `inputs.${name} must be ${declaration.type === "integer" || declaration.type === "array" || declaration.type === "object" ? "an" : "a"} ${declaration.type}`,
-      );
+    const problem = inputProblem(declaration, name, value);
+    if (problem !== null) throw invalid(problem);
     resolved[name] = value;
   }
   return resolved;
@@ -138,13 +151,18 @@ const missingEnvVar = (name: string) =>
 /** `{{name}}` alone: a message that is exactly a `messages` input is replaced by those messages. */
 const WHOLE_PLACEHOLDER = /^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$/;
 
+/** The input a template names when it is exactly `{{name}}` (surrounding whitespace allowed), else null. */
+export function wholePlaceholderName(template: string): string | null {
+  return WHOLE_PLACEHOLDER.exec(template.trim())?.[1] ?? null;
+}
+
 /** The `messages` input a message stands for, if it is exactly `{{name}}` of such an input. */
 export function messagesInputOf(
   message: PromptMessage,
   declarations: Record<string, InputDeclaration>,
 ): string | null {
   if (typeof message.content !== "string") return null;
-  const name = WHOLE_PLACEHOLDER.exec(message.content.trim())?.[1];
+  const name = wholePlaceholderName(message.content);
   if (!name || !Object.hasOwn(declarations, name)) return null;
   return declarations[name]?.type === "messages" ? name : null;
 }

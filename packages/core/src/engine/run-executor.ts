@@ -1,9 +1,11 @@
 import type { LanguageModelV4 } from "@ai-sdk/provider";
-import type { CostBlock, PromptDefinition, PromptMessage, TokenUsage } from "@promptrun/contract";
+import type { CostBlock, PromptDefinition, PromptMessage, RunMemory, TokenUsage } from "@promptrun/contract";
 import type { PromptrunConfig } from "../config.ts";
 import { loadEnvironmentVars } from "../environments/load-environment-vars.ts";
 import { PromptrunError } from "../errors.ts";
+import { memoryMessageOf, promptMessageOfMemory, runMemoryBound } from "../memory-window.ts";
 import type { ModelGateway, ResolvedModel } from "../models/model-gateway.ts";
+import { parseModelRef } from "../models/model-ref.ts";
 import { type AttemptObservation, emptyObservation, streamModelText } from "../models/stream-model-text.ts";
 import { tokenUsageFromProvider } from "../models/token-usage.ts";
 import type {
@@ -63,6 +65,8 @@ interface PreparedRun {
   messages: PromptMessage[];
   /** The rendered user/assistant messages: what this exchange adds to the channel memory. */
   exchange: MemoryMessage[];
+  /** History messages carried and left out (the run's `memory`). */
+  memoryWindow: RunMemory;
 }
 
 type AttemptResult =
@@ -97,6 +101,9 @@ export async function executeRun(
       }),
     );
 
+  /** The run's memory window once prepared (a run that failed before has none). */
+  let memoryWindow: RunMemory | null = null;
+
   const endFailed = async (
     error: string,
     cancelled: boolean,
@@ -108,6 +115,7 @@ export async function executeRun(
       startedAt,
       attempts: lastAttempt,
       modelLabel,
+      memoryWindow,
     });
     return ended ? { kind: "failed", cancelled } : { kind: "already-ended" };
   };
@@ -125,6 +133,7 @@ export async function executeRun(
       attempts: attempt,
       memory: [...prepared.exchange, { role: "assistant", content: result.output }],
       modelLabel,
+      memoryWindow: prepared.memoryWindow,
     });
     return ended ? { kind: "completed" } : { kind: "already-ended" };
   };
@@ -174,6 +183,7 @@ export async function executeRun(
   if ("error" in preparation) return failToStart(preparation.error);
   const { prepared } = preparation;
   modelLabel = metricsModelLabel(prepared.definition.model, config.priceOverrides);
+  memoryWindow = prepared.memoryWindow;
 
   // A resumed run continues its attempt count but always gets at least one more attempt, up to a
   // bound: a run that keeps taking the process down with it must not loop across restarts.
@@ -255,10 +265,8 @@ async function prepare(
     id: run.promptVersionId,
   });
   const environmentRead = loadEnvironmentVars(store, secrets, run.tenantId, run.environment);
-  const memoryRead = store.runs.memory(run.tenantId, run.threadId, run.channel, deps.config.memory);
   // Whichever is not awaited first must not become an unhandled rejection.
   environmentRead.catch(() => {});
-  memoryRead.catch(() => {});
   const version = await versionRead;
   if (!version) {
     throw new PromptrunError(
@@ -291,18 +299,40 @@ async function prepare(
   }
   const tenantEnv = { ...environmentEnv, ...runEnv };
 
-  const resolved = await deps.models.resolve({
+  const resolving = deps.models.resolve({
     modelRef: definition.model,
     tenantEnv,
     params: definition.params,
   });
+  resolving.catch(() => {});
   const rendered = renderMessages(definition, run.inputs, tenantEnv);
-  const system = rendered.filter((message) => message.role === "system");
-  const exchange = rendered.filter(
-    (message): message is MemoryMessage => message.role === "user" || message.role === "assistant",
+  // The window's bound needs the rendered messages (their share of the context): read after them.
+  const memory = await store.runs.memory(
+    run.tenantId,
+    run.threadId,
+    run.channel,
+    runMemoryBound(
+      deps.config.memory,
+      {
+        provider: parseModelRef(definition.model).provider,
+        memory: definition.memory,
+        maxOutputTokens: definition.params.maxOutputTokens,
+      },
+      rendered,
+    ),
   );
-  const memory = await memoryRead;
-  return { definition, resolved, messages: [...system, ...memory, ...exchange], exchange };
+  const resolved = await resolving;
+  const system = rendered.filter((message) => message.role === "system");
+  const own = rendered.filter(
+    (message): message is PromptMessage & { role: "user" | "assistant" } => message.role !== "system",
+  );
+  return {
+    definition,
+    resolved,
+    messages: [...system, ...memory.messages.map(promptMessageOfMemory), ...own],
+    exchange: own.map(memoryMessageOf),
+    memoryWindow: { messages: memory.messages.length, dropped: memory.dropped },
+  };
 }
 
 /** What a failed attempt consumed: reported usage, else Anthropic's announced input, else an estimate. */

@@ -343,10 +343,13 @@ export const runConformance = ({ store }: ConformanceContext): void => {
       await store().runs.fail(run.id, { error: "late", cost: null, finishedAt: at(200), deliveries: [] }),
     ).toBe(false);
     expect((await store().runs.getById(run.id))?.output).toBe("first");
-    expect(await store().runs.memory(acme.id, run.threadId, "chat")).toEqual([
-      { role: "user", content: "question for first" },
-      { role: "assistant", content: "first" },
-    ]);
+    expect(await store().runs.memory(acme.id, run.threadId, "chat")).toEqual({
+      messages: [
+        { role: "user", content: "question for first" },
+        { role: "assistant", content: "first" },
+      ],
+      dropped: 0,
+    });
     expect(await store().webhooks.getDelivery(acme.id, secondDelivery.id)).toBeNull();
     expect(await store().runs.complete(Bun.randomUUIDv7(), completion("nobody"))).toBe(false);
   });
@@ -364,7 +367,7 @@ export const runConformance = ({ store }: ConformanceContext): void => {
       expect(outcomes.filter(Boolean)).toHaveLength(1);
       const winner = outcomes.indexOf(true);
       const stored = await store().runs.getById(run.id);
-      const memory = await store().runs.memory(acme.id, run.threadId, "default");
+      const { messages: memory } = await store().runs.memory(acme.id, run.threadId, "default");
       if (winner === 2) {
         expect(stored).toMatchObject({ status: "failed", error: "c", output: null });
         expect(memory).toEqual([]);
@@ -402,7 +405,7 @@ export const runConformance = ({ store }: ConformanceContext): void => {
       await store().runs.fail(run.id, { error: "again", cost: null, finishedAt: at(10), deliveries: [] }),
     ).toBe(false);
     expect(await store().runs.complete(run.id, completion("too late"))).toBe(false);
-    expect(await store().runs.memory(acme.id, run.threadId, "default")).toEqual([]);
+    expect(await store().runs.memory(acme.id, run.threadId, "default")).toEqual({ messages: [], dropped: 0 });
   });
 
   test("memory is bounded: the newest whole exchanges within N messages and B bytes, oldest first", async () => {
@@ -420,7 +423,7 @@ export const runConformance = ({ store }: ConformanceContext): void => {
       }
     }
     const contents = async (bound: { maxMessages: number; maxBytes: number }) =>
-      (await store().runs.memory(acme.id, thread, "a", bound)).map((message) => message.content);
+      (await store().runs.memory(acme.id, thread, "a", bound)).messages.map((message) => message.content);
     const exchange = (output: string) => [`question for ${output}`, output];
     const roomy = { maxMessages: 1_000, maxBytes: 1_000_000 };
     expect(await contents(roomy)).toEqual(outputs.flatMap(exchange));
@@ -437,7 +440,10 @@ export const runConformance = ({ store }: ConformanceContext): void => {
     ]);
     expect(await contents({ ...roomy, maxBytes: 16 })).toEqual([]);
     // The default bound holds all of a small history.
-    expect((await store().runs.memory(acme.id, thread, "a")).length).toBe(12);
+    expect(await store().runs.memory(acme.id, thread, "a")).toMatchObject({
+      messages: { length: 12 },
+      dropped: 0,
+    });
   });
 
   test("memory returns a channel's completed exchanges oldest first, per thread and tenant", async () => {
@@ -453,21 +459,20 @@ export const runConformance = ({ store }: ConformanceContext): void => {
     await store().runs.complete(two.id, completion("two", { finishedAt: at(12) }));
     await store().runs.complete(foreign.id, completion("foreign", { finishedAt: at(13) }));
 
-    expect(await store().runs.memory(acme.id, thread, "a")).toEqual([
-      { role: "user", content: "question for one" },
-      { role: "assistant", content: "one" },
-      { role: "user", content: "question for two" },
-      { role: "assistant", content: "two" },
-    ]);
-    expect((await store().runs.memory(acme.id, thread, "b")).map((message) => message.content)).toEqual([
-      "question for side",
-      "side",
-    ]);
-    expect((await store().runs.memory(other.id, thread, "a")).map((message) => message.content)).toEqual([
-      "question for foreign",
-      "foreign",
-    ]);
-    expect(await store().runs.memory(acme.id, Bun.randomUUIDv7(), "a")).toEqual([]);
+    expect(await store().runs.memory(acme.id, thread, "a")).toEqual({
+      messages: [
+        { role: "user", content: "question for one" },
+        { role: "assistant", content: "one" },
+        { role: "user", content: "question for two" },
+        { role: "assistant", content: "two" },
+      ],
+      dropped: 0,
+    });
+    const contents = async (tenantId: string, channel: string) =>
+      (await store().runs.memory(tenantId, thread, channel)).messages.map((message) => message.content);
+    expect(await contents(acme.id, "b")).toEqual(["question for side", "side"]);
+    expect(await contents(other.id, "a")).toEqual(["question for foreign", "foreign"]);
+    expect(await store().runs.memory(acme.id, Bun.randomUUIDv7(), "a")).toEqual({ messages: [], dropped: 0 });
 
     const threadView = await store().runs.getThread(acme.id, thread);
     expect(threadView?.messages).toEqual([

@@ -6,8 +6,9 @@
  * the window with `memoryWindowOf`, reads the contents from there on, and counts the channel's
  * messages (one indexed count) only when the sizes it read were not all of them.
  */
-import type { MemorySpec, PromptMessage } from "@promptrun/contract";
-import type { MemoryMessage } from "./ports.ts";
+import type { MemorySpec, PromptDefinition, PromptMessage } from "@promptrun/contract";
+import { parseModelRef } from "./models/model-ref.ts";
+import type { MemoryMessage, RunRecord, RunStore, ThreadMemory } from "./ports.ts";
 
 export interface MemoryBound {
   maxMessages: number;
@@ -155,3 +156,19 @@ export const promptMessageOfMemory = (message: MemoryMessage): PromptMessage => 
   role: message.role,
   content: message.parts && message.parts.length > 0 ? message.parts : message.content,
 });
+
+/** Reads a run's memory within the server's bound narrowed by its prompt (`runMemoryBound`). */
+export function readRunMemory(
+  runs: Pick<RunStore, "memory">,
+  run: Pick<RunRecord, "tenantId" | "threadId" | "channel">,
+  serverBound: MemoryBound,
+  definition: Pick<PromptDefinition, "model" | "memory" | "params">,
+  rendered: readonly Pick<PromptMessage, "content">[],
+): Promise<ThreadMemory> {
+  const prompt = {
+    provider: parseModelRef(definition.model).provider,
+    memory: definition.memory,
+    maxOutputTokens: definition.params.maxOutputTokens,
+  };
+  return runs.memory(run.tenantId, run.threadId, run.channel, runMemoryBound(serverBound, prompt, rendered));
+}

@@ -152,8 +152,15 @@ describe("context-length errors", () => {
     const wrapped = new Error("stream failed", {
       cause: new Error("This model's maximum context length is 4096 tokens."),
     });
-    expect(classifyAttemptError(wrapped, context)).toMatchObject({ retryable: false, reason: "context_length" });
-    const other = providerError(400, { error: { message: "Invalid 'temperature'" } }, "Invalid 'temperature'");
+    expect(classifyAttemptError(wrapped, context)).toMatchObject({
+      retryable: false,
+      reason: "context_length",
+    });
+    const other = providerError(
+      400,
+      { error: { message: "Invalid 'temperature'" } },
+      "Invalid 'temperature'",
+    );
     expect(classifyAttemptError(other, context)).toMatchObject({ retryable: false, reason: "client_error" });
   });
 });

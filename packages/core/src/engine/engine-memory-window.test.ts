@@ -65,7 +65,9 @@ describe("memory window", () => {
       // 5 messages hold two whole exchanges (4 messages), never half of a third.
       expect(run.memoryWindow).toEqual(expectedWindow(index + 1, 2));
     }
-    const completed = fixture.eventsOf(ended.at(-1)!.id).find((event) => event.event.type === "run.completed");
+    const completed = fixture
+      .eventsOf(ended.at(-1)!.id)
+      .find((event) => event.event.type === "run.completed");
     expect(completed?.event.data).toMatchObject({ memory: { messages: 4, dropped: 18 } });
   });
 
@@ -74,7 +76,9 @@ describe("memory window", () => {
     // exchange is 20 tokens, so 50 tokens hold two of them.
     const fixture = await devEcho({ memory: { maxInputTokens: 50 } });
     const ended = await converse(fixture, 8, (turn) => `turn ${turn}`.padEnd(40, "."));
-    expect(ended.map((run) => run.memoryWindow)).toEqual(ended.map((_, index) => expectedWindow(index + 1, 2)));
+    expect(ended.map((run) => run.memoryWindow)).toEqual(
+      ended.map((_, index) => expectedWindow(index + 1, 2)),
+    );
   });
 
   test("no memory in the prompt: dev:echo carries the whole history", async () => {
@@ -131,7 +135,8 @@ describe("memory window", () => {
       startFakeOpenAI({
         type: "error",
         status: 400,
-        message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 1.",
+        message:
+          "This model's maximum context length is 128000 tokens. However, your messages resulted in 1.",
       }),
     );
     const fixture = await withOpenAI(openai);
@@ -148,7 +153,8 @@ describe("memory window", () => {
 
   test("a message of parts is remembered with them: the next run sends the image again", async () => {
     const openai = track(startFakeOpenAI({ type: "stream", tokens: ["a cat"] }));
-    const image = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+    const image =
+      "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
     const fixture = await withOpenAI(openai, {
       inputs: { message: { type: "string" }, picture: { type: "image", optional: true } },
       messages: [

@@ -3,9 +3,8 @@ import type { CostBlock, PromptDefinition, PromptMessage, RunMemory, TokenUsage 
 import type { PromptrunConfig } from "../config.ts";
 import { loadEnvironmentVars } from "../environments/load-environment-vars.ts";
 import { PromptrunError } from "../errors.ts";
-import { memoryMessageOf, promptMessageOfMemory, runMemoryBound } from "../memory-window.ts";
+import { memoryMessageOf, promptMessageOfMemory, readRunMemory } from "../memory-window.ts";
 import type { ModelGateway, ResolvedModel } from "../models/model-gateway.ts";
-import { parseModelRef } from "../models/model-ref.ts";
 import { type AttemptObservation, emptyObservation, streamModelText } from "../models/stream-model-text.ts";
 import { tokenUsageFromProvider } from "../models/token-usage.ts";
 import type {
@@ -76,6 +75,7 @@ type AttemptResult =
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** Runs one run to its end (or until shutdown interrupts it). Never throws for run-level failures. */
+// long-function: the run's state (start, label, memory window, retry costs) is shared by its end closures.
 export async function executeRun(
   deps: RunExecutorDeps,
   run: RunRecord,
@@ -101,7 +101,7 @@ export async function executeRun(
       }),
     );
 
-  /** The run's memory window once prepared (a run that failed before has none). */
+  /** History carried and left out, once prepared (a run that failed before has none). */
   let memoryWindow: RunMemory | null = null;
 
   const endFailed = async (
@@ -276,6 +276,38 @@ async function prepare(
   }
   const definition = version.definition;
 
+  const tenantEnv = await tenantEnvOf(deps.secrets, run, environmentRead, plaintextEnvVars);
+
+  const resolving = deps.models.resolve({
+    modelRef: definition.model,
+    tenantEnv,
+    params: definition.params,
+  });
+  resolving.catch(() => {});
+  const rendered = renderMessages(definition, run.inputs, tenantEnv);
+  // The window's bound needs the rendered messages (their share of the context): read after them.
+  const memory = await readRunMemory(store.runs, run, deps.config.memory, definition, rendered);
+  const resolved = await resolving;
+  const system = rendered.filter((message) => message.role === "system");
+  const own = rendered.filter(
+    (message): message is PromptMessage & { role: "user" | "assistant" } => message.role !== "system",
+  );
+  return {
+    definition,
+    resolved,
+    messages: [...system, ...memory.messages.map(promptMessageOfMemory), ...own],
+    exchange: own.map(memoryMessageOf),
+    memoryWindow: { messages: memory.messages.length, dropped: memory.dropped },
+  };
+}
+
+/** The environment's env vars overlaid with the run's (plaintext, else decrypted from the record). */
+async function tenantEnvOf(
+  secrets: SecretBox,
+  run: RunRecord,
+  environmentRead: Promise<Record<string, string>>,
+  plaintextEnvVars: Record<string, string> | undefined,
+): Promise<Record<string, string>> {
   let environmentEnv: Record<string, string>;
   try {
     environmentEnv = await environmentRead;
@@ -297,42 +329,7 @@ async function prepare(
       );
     }
   }
-  const tenantEnv = { ...environmentEnv, ...runEnv };
-
-  const resolving = deps.models.resolve({
-    modelRef: definition.model,
-    tenantEnv,
-    params: definition.params,
-  });
-  resolving.catch(() => {});
-  const rendered = renderMessages(definition, run.inputs, tenantEnv);
-  // The window's bound needs the rendered messages (their share of the context): read after them.
-  const memory = await store.runs.memory(
-    run.tenantId,
-    run.threadId,
-    run.channel,
-    runMemoryBound(
-      deps.config.memory,
-      {
-        provider: parseModelRef(definition.model).provider,
-        memory: definition.memory,
-        maxOutputTokens: definition.params.maxOutputTokens,
-      },
-      rendered,
-    ),
-  );
-  const resolved = await resolving;
-  const system = rendered.filter((message) => message.role === "system");
-  const own = rendered.filter(
-    (message): message is PromptMessage & { role: "user" | "assistant" } => message.role !== "system",
-  );
-  return {
-    definition,
-    resolved,
-    messages: [...system, ...memory.messages.map(promptMessageOfMemory), ...own],
-    exchange: own.map(memoryMessageOf),
-    memoryWindow: { messages: memory.messages.length, dropped: memory.dropped },
-  };
+  return { ...environmentEnv, ...runEnv };
 }
 
 /** What a failed attempt consumed: reported usage, else Anthropic's announced input, else an estimate. */

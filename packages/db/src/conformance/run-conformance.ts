@@ -502,7 +502,10 @@ export const runConformance = ({ store }: ConformanceContext): void => {
       outputs: ["e2", "e3", "é4", "e5", "e6"],
       dropped: 2,
     });
-    expect(await windowOf(thread, { ...roomy, maxMessages: 5 })).toEqual({ outputs: ["e5", "e6"], dropped: 8 });
+    expect(await windowOf(thread, { ...roomy, maxMessages: 5 })).toEqual({
+      outputs: ["e5", "e6"],
+      dropped: 8,
+    });
     expect(await windowOf(thread, { ...roomy, maxMessages: 1 })).toEqual({ outputs: [], dropped: 12 });
     expect(await windowOf(thread, { ...roomy, maxMessages: 0 })).toEqual({ outputs: [], dropped: 12 });
     // The other channel's exchange is neither carried nor counted.
@@ -524,7 +527,10 @@ export const runConformance = ({ store }: ConformanceContext): void => {
       outputs: ["e2", "e3", "é4", "e5", "e6"],
       dropped: 2,
     });
-    expect(await windowOf(thread, { ...roomy, maxTokens: 10 })).toEqual({ outputs: ["e5", "e6"], dropped: 8 });
+    expect(await windowOf(thread, { ...roomy, maxTokens: 10 })).toEqual({
+      outputs: ["e5", "e6"],
+      dropped: 8,
+    });
     expect(await windowOf(thread, { ...roomy, maxTokens: 9 })).toEqual({ outputs: ["e6"], dropped: 10 });
     expect(await windowOf(thread, { ...roomy, maxTokens: 4 })).toEqual({ outputs: [], dropped: 12 });
     // The tighter of the limits wins.
@@ -553,14 +559,20 @@ export const runConformance = ({ store }: ConformanceContext): void => {
     expect(memory).toEqual({ messages: exchange, dropped: 0 });
     expect(memory.messages[1]).not.toHaveProperty("parts");
     const exchangeBytes =
-      Buffer.byteLength("what is this?") + Buffer.byteLength(JSON.stringify(parts)) + Buffer.byteLength("a cat");
+      Buffer.byteLength("what is this?") +
+      Buffer.byteLength(JSON.stringify(parts)) +
+      Buffer.byteLength("a cat");
     const carried = async (maxBytes: number) =>
       (await store().runs.memory(acme.id, thread, "a", { maxMessages: 10, maxBytes })).messages.length;
     expect(await carried(exchangeBytes)).toBe(2);
     expect(await carried(exchangeBytes - 1)).toBe(0);
     // Tokens count the text only: 4 ("what is this?") + 2 ("a cat").
-    expect((await store().runs.memory(acme.id, thread, "a", { ...roomy, maxTokens: 6 })).messages).toHaveLength(2);
-    expect((await store().runs.memory(acme.id, thread, "a", { ...roomy, maxTokens: 5 })).messages).toHaveLength(0);
+    expect(
+      (await store().runs.memory(acme.id, thread, "a", { ...roomy, maxTokens: 6 })).messages,
+    ).toHaveLength(2);
+    expect(
+      (await store().runs.memory(acme.id, thread, "a", { ...roomy, maxTokens: 5 })).messages,
+    ).toHaveLength(0);
   });
 
   test("memory returns a channel's completed exchanges oldest first, per thread and tenant", async () => {

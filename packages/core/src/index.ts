@@ -23,8 +23,14 @@ export {
   unauthorized,
 } from "./errors.ts";
 export { createThreadEventHub } from "./events/index.ts";
-// The bounded thread-memory read the stores share (docs/ARCHITECTURE.md "Thread memory").
-export { DEFAULT_MEMORY_BOUND, type MemoryRowSize, memoryWindowStart } from "./memory-window.ts";
+// The bounded thread-memory read the stores share (docs/PRODUCT-RULES.md "Thread memory").
+export {
+  DEFAULT_MEMORY_BOUND,
+  knownTotal,
+  type MemoryBound,
+  type MemoryRowSize,
+  memoryWindowOf,
+} from "./memory-window.ts";
 // The ports the stores (db) and the buses implement.
 export type {
   ApiKeyRecord,

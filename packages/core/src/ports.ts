@@ -134,6 +134,12 @@ export interface MemoryMessage {
   parts?: ContentPart[] | undefined;
 }
 
+/** A run's memory read: the window, oldest first, and the channel's messages left out of it. */
+export interface ThreadMemory {
+  messages: MemoryMessage[];
+  dropped: number;
+}
+
 export interface StoredMessage extends MemoryMessage {
   runId: string;
   channel: string;
@@ -318,9 +324,10 @@ export interface RunStore {
   fail(id: string, failure: RunFailure): Promise<boolean>;
   /**
    * Completed exchanges of (tenant, thread, channel), oldest first: the newest whole exchanges
-   * within the bound (default DEFAULT_MEMORY_BOUND), read through the messages index.
+   * within the bound (default DEFAULT_MEMORY_BOUND), read through the messages index, and how
+   * many of the channel's messages were left out (core/src/memory-window.ts).
    */
-  memory(tenantId: string, threadId: string, channel: string, bound?: MemoryBound): Promise<MemoryMessage[]>;
+  memory(tenantId: string, threadId: string, channel: string, bound?: MemoryBound): Promise<ThreadMemory>;
   getThread(
     tenantId: string,
     threadId: string,

@@ -94,6 +94,77 @@ describe("classifyAttemptError", () => {
   });
 });
 
+describe("context-length errors", () => {
+  const tooLong = (model: string) =>
+    `the conversation is longer than ${model}'s context window; set memory.maxMessages or memory.maxInputTokens in the prompt`;
+  const providerError = (
+    statusCode: number,
+    body: unknown,
+    message: string,
+    requestBodyValues: unknown = { model: "gpt-4o" },
+  ) =>
+    new APICallError({
+      message,
+      url: "https://api.example/v1/chat/completions",
+      requestBodyValues,
+      statusCode,
+      responseBody: JSON.stringify(body),
+      data: body,
+    });
+
+  test("OpenAI's context_length_exceeded is final, with a message that says what to change", () => {
+    const message =
+      "This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens.";
+    const body = { error: { message, type: "invalid_request_error", code: "context_length_exceeded" } };
+    expect(classifyAttemptError(providerError(400, body, message), context)).toEqual({
+      retryable: false,
+      reason: "context_length",
+      message: tooLong("openai:gpt-4o"),
+      retryAfterMs: null,
+    });
+    // Only the code (in the body) says so, and the failure came as a 5xx stream frame: still final.
+    const coded = { error: { message: "Bad request", code: "context_length_exceeded" } };
+    expect(classifyAttemptError(providerError(500, coded, "Bad request"), context)).toMatchObject({
+      retryable: false,
+      reason: "context_length",
+    });
+  });
+
+  test("Anthropic's 'prompt is too long' names the model; a model given by the caller wins", () => {
+    const message = "prompt is too long: 210123 tokens > 200000 maximum";
+    const body = { type: "error", error: { type: "invalid_request_error", message } };
+    const error = providerError(400, body, message, { model: "claude-sonnet-4-5" });
+    const anthropic = { ...context, provider: "anthropic" };
+    expect(classifyAttemptError(error, anthropic)).toMatchObject({
+      retryable: false,
+      message: tooLong("anthropic:claude-sonnet-4-5"),
+    });
+    expect(classifyAttemptError(error, { ...anthropic, model: "claude-opus-4" }).message).toBe(
+      tooLong("anthropic:claude-opus-4"),
+    );
+    // Without a model anywhere, the provider stands in.
+    expect(classifyAttemptError(providerError(400, body, message, {}), anthropic).message).toBe(
+      tooLong("anthropic"),
+    );
+  });
+
+  test("a context error inside another error's cause is found; other 400s stay client errors", () => {
+    const wrapped = new Error("stream failed", {
+      cause: new Error("This model's maximum context length is 4096 tokens."),
+    });
+    expect(classifyAttemptError(wrapped, context)).toMatchObject({
+      retryable: false,
+      reason: "context_length",
+    });
+    const other = providerError(
+      400,
+      { error: { message: "Invalid 'temperature'" } },
+      "Invalid 'temperature'",
+    );
+    expect(classifyAttemptError(other, context)).toMatchObject({ retryable: false, reason: "client_error" });
+  });
+});
+
 describe("retryDelayMs", () => {
   test("full jitter under an exponential ceiling capped at the maximum", () => {
     const delay = (retry: number, random: number) =>

@@ -14,6 +14,7 @@ export type FailureReason =
   | "attempt_timeout"
   | "configuration"
   | "response_too_large"
+  | "context_length"
   | "unknown";
 
 export interface AttemptFailure {
@@ -47,6 +48,46 @@ const findInCauses = <T>(error: unknown, match: (value: unknown) => value is T):
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
+/**
+ * A provider saying the prompt does not fit the model's context: OpenAI's (and vLLM's)
+ * `context_length_exceeded` / "maximum context length", Anthropic's "prompt is too long".
+ */
+const CONTEXT_LENGTH_ERROR = /context_length_exceeded|maximum context length|prompt is too long/i;
+/** Of a provider's error text, this much is searched (bodies are capped, but may be large). */
+const SEARCHED_ERROR_CHARS = 16_384;
+
+const textsOf = (error: unknown): string[] => {
+  if (APICallError.isInstance(error)) return [error.message, error.responseBody ?? ""];
+  if (error instanceof Error) return [error.message];
+  try {
+    return [typeof error === "string" ? error : (JSON.stringify(error) ?? "")];
+  } catch {
+    return [];
+  }
+};
+
+/** The model named by the failed request, for the context-length message. */
+const requestedModel = (error: unknown): string | null => {
+  const apiError = findInCauses(error, APICallError.isInstance);
+  const body = apiError?.requestBodyValues;
+  const model = typeof body === "object" && body !== null ? (body as { model?: unknown }).model : undefined;
+  return typeof model === "string" && model !== "" ? model : null;
+};
+
+/** The run's error when the conversation outgrew the model's context; null for any other error. */
+function contextLengthMessage(error: unknown, provider: string, model?: string): string | null {
+  let current: unknown = error;
+  let found = false;
+  for (let depth = 0; depth < 8 && current !== undefined && current !== null && !found; depth++) {
+    found = textsOf(current).some((text) => CONTEXT_LENGTH_ERROR.test(text.slice(0, SEARCHED_ERROR_CHARS)));
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  if (!found) return null;
+  const modelId = model ?? requestedModel(error);
+  const name = modelId === null ? provider : `${provider}:${modelId}`;
+  return `the conversation is longer than ${name}'s context window; set memory.maxMessages or memory.maxInputTokens in the prompt`;
+}
+
 const describeApiCallError = (provider: string, error: APICallError): string => {
   const cause =
     error.cause instanceof Error && error.cause.message !== error.message ? error.cause.message : "";
@@ -65,6 +106,8 @@ export function classifyAttemptError(
     idleTimeoutMs: number;
     attemptTimeoutMs: number;
     maxOutputBytes?: number;
+    /** The model id, for the context-length message (else the request body's `model`). */
+    model?: string;
   },
 ): AttemptFailure {
   const { provider } = context;
@@ -105,6 +148,10 @@ export function classifyAttemptError(
   if (refusal?.code === "payload_too_large")
     return finish(false, "response_too_large", `${provider} ${refusal.message}`);
   if (refusal) return finish(false, "configuration", refusal.message);
+
+  // Retrying the same conversation would fail the same way: say what to change instead.
+  const tooLong = contextLengthMessage(error, provider, context.model);
+  if (tooLong !== null) return finish(false, "context_length", tooLong);
 
   const apiError = findInCauses(error, APICallError.isInstance);
   if (apiError) {

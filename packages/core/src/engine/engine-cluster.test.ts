@@ -231,7 +231,7 @@ describe("engines sharing a store", () => {
           );
         }
         // Memory: each run saw the earlier exchanges of its channel.
-        const memory = await cluster.store.runs.memory("tenant-a", thread, channel);
+        const { messages: memory } = await cluster.store.runs.memory("tenant-a", thread, channel);
         expect(
           memory.filter((message) => message.role === "assistant").map((message) => message.content),
         ).toEqual(ofChannel.map((run) => `message number ${runs.indexOf(run)}`));

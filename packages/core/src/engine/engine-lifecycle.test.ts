@@ -155,7 +155,7 @@ describe("engine crash safety and shutdown", () => {
     expect((await fixture.waitForEnd(first.id)).output).toBe("first secret-one");
     expect((await fixture.waitForEnd(second.id)).output).toBe("second ");
     expect((await fixture.store.runs.getById(first.id))?.encryptedEnvVars).toBeNull();
-    const memory = await fixture.store.runs.memory(fixture.tenantId, thread, "default");
+    const { messages: memory } = await fixture.store.runs.memory(fixture.tenantId, thread, "default");
     expect(memory.map((message) => message.content)).toEqual([
       "first secret-one",
       "first secret-one",

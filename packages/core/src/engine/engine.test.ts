@@ -98,6 +98,7 @@ describe("engine with real AI SDK providers against wire-level fakes", () => {
       tokenUsage: ended.tokenUsage!,
       cost: ended.cost!,
       finishedAt: ended.finishedAt!.toISOString(),
+      memory: { messages: 0, dropped: 0 },
     });
   });
 

@@ -64,7 +64,10 @@ describe("endRunCompleted", () => {
     const stored = await fixture.store.runs.getById(run.id);
     expect(stored?.status).toBe("completed");
     expect(stored?.output).toBe("hi");
-    expect(await fixture.store.runs.memory(run.tenantId, run.threadId, run.channel)).toEqual(ending.memory);
+    expect(await fixture.store.runs.memory(run.tenantId, run.threadId, run.channel)).toEqual({
+      messages: ending.memory,
+      dropped: 0,
+    });
     expect(finalRuns).toHaveLength(1);
     expect(finalRuns[0]).toMatchObject({ status: "completed", output: "hi", attempts: 2, startedAt });
     expect(finalRuns[0]?.encryptedEnvVars).toBeNull();

@@ -3,7 +3,7 @@
  * compare-and-set end, the thread event and the run metric. The executor (completed or failed)
  * and cancellation (a run not executing here) both end runs through it.
  */
-import type { Cost, CostBlock, TokenUsage } from "@promptrun/contract";
+import type { Cost, CostBlock, RunMemory, TokenUsage } from "@promptrun/contract";
 import type {
   Clock,
   MemoryMessage,
@@ -50,6 +50,8 @@ export interface CompletedEnding {
   memory: MemoryMessage[];
   /** Metrics label of the run's model. */
   modelLabel: string;
+  /** History the run carried and left out (absent: not read). */
+  memoryWindow?: RunMemory | null;
 }
 
 export interface FailedEnding {
@@ -61,6 +63,8 @@ export interface FailedEnding {
   attempts?: number;
   /** Metrics label of the run's model; without one (a run cancelled before it executed) no metric. */
   modelLabel?: string;
+  /** History the run carried and left out, when it was read before the run failed. */
+  memoryWindow?: RunMemory | null;
 }
 
 /** Ends a run as completed. false: it had already ended (the store's compare-and-set lost). */
@@ -82,6 +86,7 @@ export async function endRunCompleted(
     finishedAt,
     attempts: ending.attempts,
     encryptedEnvVars: null,
+    memoryWindow: ending.memoryWindow ?? null,
   };
   const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
   const ended = await deps.store.runs.complete(run.id, {
@@ -90,12 +95,20 @@ export async function endRunCompleted(
     cost,
     finishedAt,
     memory: ending.memory,
+    memoryWindow: ending.memoryWindow ?? null,
     deliveries,
   });
   if (!ended) return false;
   deps.events.publish(run.tenantId, run.threadId, {
     type: "run.completed",
-    data: { runId: run.id, output, tokenUsage, cost, finishedAt: finishedAt.toISOString() },
+    data: {
+      runId: run.id,
+      output,
+      tokenUsage,
+      cost,
+      finishedAt: finishedAt.toISOString(),
+      ...(ending.memoryWindow ? { memory: ending.memoryWindow } : {}),
+    },
   });
   deps.metrics?.runFinished("completed", ending.modelLabel, finishedAt.getTime() - run.createdAt.getTime());
   return true;
@@ -125,9 +138,16 @@ export async function endRunFailed(
     finishedAt,
     attempts: ending.attempts ?? run.attempts,
     encryptedEnvVars: null,
+    memoryWindow: ending.memoryWindow ?? run.memoryWindow,
   };
   const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
-  const ended = await deps.store.runs.fail(run.id, { error, cost, finishedAt, deliveries });
+  const ended = await deps.store.runs.fail(run.id, {
+    error,
+    cost,
+    finishedAt,
+    memoryWindow: finalRun.memoryWindow,
+    deliveries,
+  });
   if (!ended) return false;
   deps.events.publish(run.tenantId, run.threadId, {
     type: "run.failed",

@@ -1,8 +1,9 @@
 import type { LanguageModelV4 } from "@ai-sdk/provider";
-import type { CostBlock, PromptDefinition, PromptMessage, TokenUsage } from "@promptrun/contract";
+import type { CostBlock, PromptDefinition, PromptMessage, RunMemory, TokenUsage } from "@promptrun/contract";
 import type { PromptrunConfig } from "../config.ts";
 import { loadEnvironmentVars } from "../environments/load-environment-vars.ts";
 import { PromptrunError } from "../errors.ts";
+import { memoryMessageOf, promptMessageOfMemory, readRunMemory } from "../memory-window.ts";
 import type { ModelGateway, ResolvedModel } from "../models/model-gateway.ts";
 import { type AttemptObservation, emptyObservation, streamModelText } from "../models/stream-model-text.ts";
 import { tokenUsageFromProvider } from "../models/token-usage.ts";
@@ -63,6 +64,8 @@ interface PreparedRun {
   messages: PromptMessage[];
   /** The rendered user/assistant messages: what this exchange adds to the channel memory. */
   exchange: MemoryMessage[];
+  /** History messages carried and left out (the run's `memory`). */
+  memoryWindow: RunMemory;
 }
 
 type AttemptResult =
@@ -72,6 +75,7 @@ type AttemptResult =
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** Runs one run to its end (or until shutdown interrupts it). Never throws for run-level failures. */
+// long-function: the run's state (start, label, memory window, retry costs) is shared by its end closures.
 export async function executeRun(
   deps: RunExecutorDeps,
   run: RunRecord,
@@ -97,6 +101,9 @@ export async function executeRun(
       }),
     );
 
+  /** History carried and left out, once prepared (a run that failed before has none). */
+  let memoryWindow: RunMemory | null = null;
+
   const endFailed = async (
     error: string,
     cancelled: boolean,
@@ -108,6 +115,7 @@ export async function executeRun(
       startedAt,
       attempts: lastAttempt,
       modelLabel,
+      memoryWindow,
     });
     return ended ? { kind: "failed", cancelled } : { kind: "already-ended" };
   };
@@ -125,6 +133,7 @@ export async function executeRun(
       attempts: attempt,
       memory: [...prepared.exchange, { role: "assistant", content: result.output }],
       modelLabel,
+      memoryWindow: prepared.memoryWindow,
     });
     return ended ? { kind: "completed" } : { kind: "already-ended" };
   };
@@ -174,6 +183,7 @@ export async function executeRun(
   if ("error" in preparation) return failToStart(preparation.error);
   const { prepared } = preparation;
   modelLabel = metricsModelLabel(prepared.definition.model, config.priceOverrides);
+  memoryWindow = prepared.memoryWindow;
 
   // A resumed run continues its attempt count but always gets at least one more attempt, up to a
   // bound: a run that keeps taking the process down with it must not loop across restarts.
@@ -255,10 +265,8 @@ async function prepare(
     id: run.promptVersionId,
   });
   const environmentRead = loadEnvironmentVars(store, secrets, run.tenantId, run.environment);
-  const memoryRead = store.runs.memory(run.tenantId, run.threadId, run.channel, deps.config.memory);
   // Whichever is not awaited first must not become an unhandled rejection.
   environmentRead.catch(() => {});
-  memoryRead.catch(() => {});
   const version = await versionRead;
   if (!version) {
     throw new PromptrunError(
@@ -268,6 +276,38 @@ async function prepare(
   }
   const definition = version.definition;
 
+  const tenantEnv = await tenantEnvOf(deps.secrets, run, environmentRead, plaintextEnvVars);
+
+  const resolving = deps.models.resolve({
+    modelRef: definition.model,
+    tenantEnv,
+    params: definition.params,
+  });
+  resolving.catch(() => {});
+  const rendered = renderMessages(definition, run.inputs, tenantEnv);
+  // The window's bound needs the rendered messages (their share of the context): read after them.
+  const memory = await readRunMemory(store.runs, run, deps.config.memory, definition, rendered);
+  const resolved = await resolving;
+  const system = rendered.filter((message) => message.role === "system");
+  const own = rendered.filter(
+    (message): message is PromptMessage & { role: "user" | "assistant" } => message.role !== "system",
+  );
+  return {
+    definition,
+    resolved,
+    messages: [...system, ...memory.messages.map(promptMessageOfMemory), ...own],
+    exchange: own.map(memoryMessageOf),
+    memoryWindow: { messages: memory.messages.length, dropped: memory.dropped },
+  };
+}
+
+/** The environment's env vars overlaid with the run's (plaintext, else decrypted from the record). */
+async function tenantEnvOf(
+  secrets: SecretBox,
+  run: RunRecord,
+  environmentRead: Promise<Record<string, string>>,
+  plaintextEnvVars: Record<string, string> | undefined,
+): Promise<Record<string, string>> {
   let environmentEnv: Record<string, string>;
   try {
     environmentEnv = await environmentRead;
@@ -289,20 +329,7 @@ async function prepare(
       );
     }
   }
-  const tenantEnv = { ...environmentEnv, ...runEnv };
-
-  const resolved = await deps.models.resolve({
-    modelRef: definition.model,
-    tenantEnv,
-    params: definition.params,
-  });
-  const rendered = renderMessages(definition, run.inputs, tenantEnv);
-  const system = rendered.filter((message) => message.role === "system");
-  const exchange = rendered.filter(
-    (message): message is MemoryMessage => message.role === "user" || message.role === "assistant",
-  );
-  const memory = await memoryRead;
-  return { definition, resolved, messages: [...system, ...memory, ...exchange], exchange };
+  return { ...environmentEnv, ...runEnv };
 }
 
 /** What a failed attempt consumed: reported usage, else Anthropic's announced input, else an estimate. */

@@ -1,3 +1,4 @@
+export { createEngineFixture } from "../engine/engine-test-fixture.ts";
 export { pendingRunRecord } from "../run-record.ts";
 export { type ManualClock, manualClock } from "./clock.ts";
 export * from "./fake-providers/index.ts";

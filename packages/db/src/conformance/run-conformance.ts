@@ -1,6 +1,7 @@
 import { beforeEach, expect, test } from "bun:test";
-import type { Cost } from "@promptrun/contract";
+import type { ContentPart, Cost } from "@promptrun/contract";
 import type {
+  MemoryBound,
   NewRun,
   PromptVersionRecord,
   RunCompletion,
@@ -343,10 +344,13 @@ export const runConformance = ({ store }: ConformanceContext): void => {
       await store().runs.fail(run.id, { error: "late", cost: null, finishedAt: at(200), deliveries: [] }),
     ).toBe(false);
     expect((await store().runs.getById(run.id))?.output).toBe("first");
-    expect(await store().runs.memory(acme.id, run.threadId, "chat")).toEqual([
-      { role: "user", content: "question for first" },
-      { role: "assistant", content: "first" },
-    ]);
+    expect(await store().runs.memory(acme.id, run.threadId, "chat")).toEqual({
+      messages: [
+        { role: "user", content: "question for first" },
+        { role: "assistant", content: "first" },
+      ],
+      dropped: 0,
+    });
     expect(await store().webhooks.getDelivery(acme.id, secondDelivery.id)).toBeNull();
     expect(await store().runs.complete(Bun.randomUUIDv7(), completion("nobody"))).toBe(false);
   });
@@ -364,7 +368,7 @@ export const runConformance = ({ store }: ConformanceContext): void => {
       expect(outcomes.filter(Boolean)).toHaveLength(1);
       const winner = outcomes.indexOf(true);
       const stored = await store().runs.getById(run.id);
-      const memory = await store().runs.memory(acme.id, run.threadId, "default");
+      const { messages: memory } = await store().runs.memory(acme.id, run.threadId, "default");
       if (winner === 2) {
         expect(stored).toMatchObject({ status: "failed", error: "c", output: null });
         expect(memory).toEqual([]);
@@ -402,7 +406,7 @@ export const runConformance = ({ store }: ConformanceContext): void => {
       await store().runs.fail(run.id, { error: "again", cost: null, finishedAt: at(10), deliveries: [] }),
     ).toBe(false);
     expect(await store().runs.complete(run.id, completion("too late"))).toBe(false);
-    expect(await store().runs.memory(acme.id, run.threadId, "default")).toEqual([]);
+    expect(await store().runs.memory(acme.id, run.threadId, "default")).toEqual({ messages: [], dropped: 0 });
   });
 
   test("memory is bounded: the newest whole exchanges within N messages and B bytes, oldest first", async () => {
@@ -420,7 +424,7 @@ export const runConformance = ({ store }: ConformanceContext): void => {
       }
     }
     const contents = async (bound: { maxMessages: number; maxBytes: number }) =>
-      (await store().runs.memory(acme.id, thread, "a", bound)).map((message) => message.content);
+      (await store().runs.memory(acme.id, thread, "a", bound)).messages.map((message) => message.content);
     const exchange = (output: string) => [`question for ${output}`, output];
     const roomy = { maxMessages: 1_000, maxBytes: 1_000_000 };
     expect(await contents(roomy)).toEqual(outputs.flatMap(exchange));
@@ -437,7 +441,138 @@ export const runConformance = ({ store }: ConformanceContext): void => {
     ]);
     expect(await contents({ ...roomy, maxBytes: 16 })).toEqual([]);
     // The default bound holds all of a small history.
-    expect((await store().runs.memory(acme.id, thread, "a")).length).toBe(12);
+    expect(await store().runs.memory(acme.id, thread, "a")).toMatchObject({
+      messages: { length: 12 },
+      dropped: 0,
+    });
+  });
+
+  test("complete and fail keep the run's memory window", async () => {
+    const completed = newRun(version);
+    const failed = newRun(version);
+    const unread = newRun(version);
+    for (const run of [completed, failed, unread]) await store().runs.create(run);
+    const memoryWindow = { messages: 20, dropped: 280 };
+    await store().runs.complete(completed.id, completion("x", { memoryWindow }));
+    await store().runs.fail(failed.id, {
+      error: "no",
+      cost: null,
+      finishedAt: at(5),
+      memoryWindow: { messages: 0, dropped: 3 },
+      deliveries: [],
+    });
+    await store().runs.fail(unread.id, { error: "no", cost: null, finishedAt: at(5), deliveries: [] });
+    expect((await store().runs.getById(completed.id))?.memoryWindow).toEqual(memoryWindow);
+    expect((await store().runs.getById(failed.id))?.memoryWindow).toEqual({ messages: 0, dropped: 3 });
+    expect((await store().runs.getById(unread.id))?.memoryWindow).toBeNull();
+  });
+
+  /** Six exchanges on channel "a" of a new thread (and one on "b"): outputs e1, e2, e3, é4, e5, e6. */
+  const sixExchanges = async (): Promise<string> => {
+    const thread = Bun.randomUUIDv7();
+    for (const [index, output] of ["e1", "e2", "e3", "é4", "e5", "e6"].entries()) {
+      const run = newRun(version, { threadId: thread, channel: "a", createdAt: at(index) });
+      await store().runs.create(run);
+      await store().runs.complete(run.id, completion(output, { finishedAt: at(10 + index) }));
+      if (index === 2) {
+        const side = newRun(version, { threadId: thread, channel: "b", createdAt: at(index) });
+        await store().runs.create(side);
+        await store().runs.complete(side.id, completion("side"));
+      }
+    }
+    return thread;
+  };
+  const roomy = { maxMessages: 1_000, maxBytes: 1_000_000 };
+  /** The assistant outputs carried, and the count of the channel's messages left out. */
+  const windowOf = async (thread: string, bound: MemoryBound) => {
+    const memory = await store().runs.memory(acme.id, thread, "a", bound);
+    const outputs = memory.messages.filter((message) => message.role === "assistant");
+    return { outputs: outputs.map((message) => message.content), dropped: memory.dropped };
+  };
+
+  test("memory counts what the window leaves out: dropped = the channel's messages not carried", async () => {
+    const thread = await sixExchanges();
+    expect(await windowOf(thread, roomy)).toEqual({
+      outputs: ["e1", "e2", "e3", "é4", "e5", "e6"],
+      dropped: 0,
+    });
+    // 12 messages fit exactly; 11 leave out a whole exchange (and the store counts the rest).
+    expect(await windowOf(thread, { ...roomy, maxMessages: 12 })).toMatchObject({ dropped: 0 });
+    expect(await windowOf(thread, { ...roomy, maxMessages: 11 })).toEqual({
+      outputs: ["e2", "e3", "é4", "e5", "e6"],
+      dropped: 2,
+    });
+    expect(await windowOf(thread, { ...roomy, maxMessages: 5 })).toEqual({
+      outputs: ["e5", "e6"],
+      dropped: 8,
+    });
+    expect(await windowOf(thread, { ...roomy, maxMessages: 1 })).toEqual({ outputs: [], dropped: 12 });
+    expect(await windowOf(thread, { ...roomy, maxMessages: 0 })).toEqual({ outputs: [], dropped: 12 });
+    // The other channel's exchange is neither carried nor counted.
+    expect(await store().runs.memory(acme.id, thread, "b", { ...roomy, maxMessages: 0 })).toEqual({
+      messages: [],
+      dropped: 2,
+    });
+  });
+
+  test("memory honours a token bound: ceil(UTF-8 bytes / 4) per message, whole exchanges", async () => {
+    const thread = await sixExchanges();
+    // "question for e6" (15 bytes) is 4 tokens, "e6" 1: each exchange is 5 ("question for é4" is 16
+    // bytes, "é4" 3: also 4 + 1).
+    expect(await windowOf(thread, { ...roomy, maxTokens: 30 })).toEqual({
+      outputs: ["e1", "e2", "e3", "é4", "e5", "e6"],
+      dropped: 0,
+    });
+    expect(await windowOf(thread, { ...roomy, maxTokens: 29 })).toEqual({
+      outputs: ["e2", "e3", "é4", "e5", "e6"],
+      dropped: 2,
+    });
+    expect(await windowOf(thread, { ...roomy, maxTokens: 10 })).toEqual({
+      outputs: ["e5", "e6"],
+      dropped: 8,
+    });
+    expect(await windowOf(thread, { ...roomy, maxTokens: 9 })).toEqual({ outputs: ["e6"], dropped: 10 });
+    expect(await windowOf(thread, { ...roomy, maxTokens: 4 })).toEqual({ outputs: [], dropped: 12 });
+    // The tighter of the limits wins.
+    expect(await windowOf(thread, { ...roomy, maxMessages: 2, maxTokens: 10 })).toEqual({
+      outputs: ["e6"],
+      dropped: 10,
+    });
+  });
+
+  test("memory keeps a message's parts and reads them back; their bytes count toward maxBytes", async () => {
+    const thread = Bun.randomUUIDv7();
+    const parts: ContentPart[] = [
+      { type: "text", text: "what is this?" },
+      { type: "image", image: "data:image/png;base64,iVBORw0KGgo=", mediaType: "image/png" },
+      { type: "file", file: "https://example.com/a.pdf", mediaType: "application/pdf", filename: "a.pdf" },
+    ];
+    const exchange: RunCompletion["memory"] = [
+      { role: "user", content: "what is this?", parts },
+      { role: "assistant", content: "a cat" },
+    ];
+    const run = newRun(version, { threadId: thread, channel: "a" });
+    await store().runs.create(run);
+    await store().runs.complete(run.id, completion("a cat", { memory: exchange }));
+
+    const memory = await store().runs.memory(acme.id, thread, "a");
+    expect(memory).toEqual({ messages: exchange, dropped: 0 });
+    expect(memory.messages[1]).not.toHaveProperty("parts");
+    const exchangeBytes =
+      Buffer.byteLength("what is this?") +
+      Buffer.byteLength(JSON.stringify(parts)) +
+      Buffer.byteLength("a cat");
+    const carried = async (maxBytes: number) =>
+      (await store().runs.memory(acme.id, thread, "a", { maxMessages: 10, maxBytes })).messages.length;
+    expect(await carried(exchangeBytes)).toBe(2);
+    expect(await carried(exchangeBytes - 1)).toBe(0);
+    // Tokens count the text only: 4 ("what is this?") + 2 ("a cat").
+    expect(
+      (await store().runs.memory(acme.id, thread, "a", { ...roomy, maxTokens: 6 })).messages,
+    ).toHaveLength(2);
+    expect(
+      (await store().runs.memory(acme.id, thread, "a", { ...roomy, maxTokens: 5 })).messages,
+    ).toHaveLength(0);
   });
 
   test("memory returns a channel's completed exchanges oldest first, per thread and tenant", async () => {
@@ -453,21 +588,20 @@ export const runConformance = ({ store }: ConformanceContext): void => {
     await store().runs.complete(two.id, completion("two", { finishedAt: at(12) }));
     await store().runs.complete(foreign.id, completion("foreign", { finishedAt: at(13) }));
 
-    expect(await store().runs.memory(acme.id, thread, "a")).toEqual([
-      { role: "user", content: "question for one" },
-      { role: "assistant", content: "one" },
-      { role: "user", content: "question for two" },
-      { role: "assistant", content: "two" },
-    ]);
-    expect((await store().runs.memory(acme.id, thread, "b")).map((message) => message.content)).toEqual([
-      "question for side",
-      "side",
-    ]);
-    expect((await store().runs.memory(other.id, thread, "a")).map((message) => message.content)).toEqual([
-      "question for foreign",
-      "foreign",
-    ]);
-    expect(await store().runs.memory(acme.id, Bun.randomUUIDv7(), "a")).toEqual([]);
+    expect(await store().runs.memory(acme.id, thread, "a")).toEqual({
+      messages: [
+        { role: "user", content: "question for one" },
+        { role: "assistant", content: "one" },
+        { role: "user", content: "question for two" },
+        { role: "assistant", content: "two" },
+      ],
+      dropped: 0,
+    });
+    const contents = async (tenantId: string, channel: string) =>
+      (await store().runs.memory(tenantId, thread, channel)).messages.map((message) => message.content);
+    expect(await contents(acme.id, "b")).toEqual(["question for side", "side"]);
+    expect(await contents(other.id, "a")).toEqual(["question for foreign", "foreign"]);
+    expect(await store().runs.memory(acme.id, Bun.randomUUIDv7(), "a")).toEqual({ messages: [], dropped: 0 });
 
     const threadView = await store().runs.getThread(acme.id, thread);
     expect(threadView?.messages).toEqual([

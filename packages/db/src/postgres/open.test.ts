@@ -110,7 +110,7 @@ describe.skipIf(!available)("openPostgresStore", () => {
         second!.runs.complete(run.id, completion("three")),
       ]);
       expect(outcomes.filter(Boolean)).toHaveLength(1);
-      const memory = await first!.runs.memory(tenant.id, run.threadId, "default");
+      const { messages: memory } = await first!.runs.memory(tenant.id, run.threadId, "default");
       const stored = await second!.runs.getById(run.id);
       if (outcomes[1]) {
         expect(stored).toMatchObject({ status: "failed", error: "two" });

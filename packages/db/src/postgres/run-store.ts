@@ -1,6 +1,7 @@
 import {
   DEFAULT_MEMORY_BOUND,
-  memoryWindowStart,
+  knownTotal,
+  memoryWindowOf,
   type RunRecord,
   type RunStore,
   type WebhookDeliveryRecord,
@@ -154,26 +155,39 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
         eq(messages.channel, channel),
       );
       // Sizes only, newest first, through messages_thread_channel_idx (octet_length of a
-      // TOASTed text reads its header, not its content); then the contents of the window.
+      // TOASTed text reads its header, not its content; json → text is a relabelling cast);
+      // then the contents of the window.
       const sizes = await db
         .select({
           seq: messages.seq,
           runId: messages.runId,
           bytes: sql<number>`octet_length(${messages.content})::int`,
+          partsBytes: sql<number>`coalesce(octet_length(${messages.parts}::text), 0)::int`,
         })
         .from(messages)
         .where(ofChannel)
         .orderBy(desc(messages.seq))
         .limit(bound.maxMessages + 1);
-      const start = memoryWindowStart(sizes, bound);
-      if (start === null) return [];
+      const { start } = memoryWindowOf(sizes, bound);
       // Exchanges are only appended, so rows from `start` on are the window plus, at most, an
       // exchange completed since the first read (a newer one than any run still waiting).
-      return db
-        .select({ role: messages.role, content: messages.content })
-        .from(messages)
-        .where(and(ofChannel, gte(messages.seq, start)))
-        .orderBy(asc(messages.seq));
+      const rows =
+        start === null
+          ? []
+          : await db
+              .select({ role: messages.role, content: messages.content, parts: messages.parts })
+              .from(messages)
+              .where(and(ofChannel, gte(messages.seq, start)))
+              .orderBy(asc(messages.seq));
+      let total = knownTotal(sizes, bound);
+      if (total === null) {
+        const [counted] = await db.select({ total: count() }).from(messages).where(ofChannel);
+        total = counted?.total ?? 0;
+      }
+      const carried = rows.map(({ role, content, parts }) =>
+        parts === null ? { role, content } : { role, content, parts },
+      );
+      return { messages: carried, dropped: Math.max(0, total - carried.length) };
     },
 
     async getThread(tenantId, threadId) {

@@ -134,7 +134,7 @@ describe.skipIf(!available)("exportAll / importAll", () => {
       deliveries: [],
     });
     expect(
-      (await postgres.runs.memory(tenant.id, threadId, "default")).map((message) => message.content),
+      (await postgres.runs.memory(tenant.id, threadId, "default")).messages.map((message) => message.content),
     ).toEqual(["question 0", "answer 0", "question 1", "answer 1", "answer 2"]);
     // And back: a Postgres snapshot loads into a fresh SQLite store.
     const back = await openTempStore();

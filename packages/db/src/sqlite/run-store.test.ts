@@ -48,6 +48,6 @@ describe("SQLite RunStore", () => {
       store.runs.fail(run.id, { error: "c", cost: null, finishedAt: at(1), deliveries: [] }),
     ]);
     expect(outcomes).toEqual([true, false, false]);
-    expect(await store.runs.memory(acme.id, run.threadId, "default")).toHaveLength(2);
+    expect((await store.runs.memory(acme.id, run.threadId, "default")).messages).toHaveLength(2);
   });
 });

@@ -1,9 +1,11 @@
 import type { Database } from "bun:sqlite";
+import type { ContentPart } from "@promptrun/contract";
 import {
   DEFAULT_MEMORY_BOUND,
   type IdempotencyRecord,
+  knownTotal,
   type MemoryRowSize,
-  memoryWindowStart,
+  memoryWindowOf,
   type NewRun,
   PromptrunError,
   type RunRecord,
@@ -82,34 +84,39 @@ const prepareCreateStatements = (raw: Database) => ({
   ),
   complete: raw.prepare<
     { tenant_id: string; thread_id: string; channel: string },
-    [string, string, string, number, string]
+    [string, string, string, number, string | null, string]
   >(
     `UPDATE runs SET status = 'completed', output = ?, token_usage = ?, cost = ?, error = NULL,
-       finished_at = ?, encrypted_env_vars = NULL, lease_owner = NULL, lease_until = NULL
+       finished_at = ?, memory_window = ?, encrypted_env_vars = NULL, lease_owner = NULL, lease_until = NULL
      WHERE id = ? AND status = 'pending'
      RETURNING tenant_id, thread_id, channel`,
   ),
-  fail: raw.prepare<{ id: string }, [string, string | null, number, string]>(
-    `UPDATE runs SET status = 'failed', error = ?, cost = ?, finished_at = ?,
+  fail: raw.prepare<{ id: string }, [string, string | null, number, string | null, string]>(
+    `UPDATE runs SET status = 'failed', error = ?, cost = ?, finished_at = ?, memory_window = ?,
        encrypted_env_vars = NULL, lease_owner = NULL, lease_until = NULL
      WHERE id = ? AND status = 'pending'
      RETURNING id`,
   ),
-  insertMessage: raw.prepare<never, [string, string, string, string, string, string, number]>(
-    `INSERT INTO messages (tenant_id, thread_id, channel, run_id, role, content, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  insertMessage: raw.prepare<never, [string, string, string, string, string, string, string | null, number]>(
+    `INSERT INTO messages (tenant_id, thread_id, channel, run_id, role, content, parts, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   ),
   /** Sizes only, newest first, through messages_thread_channel_idx (octet_length reads no content). */
   selectMemorySizes: raw.prepare<MemoryRowSize, [string, string, string, number]>(
-    `SELECT seq, run_id AS runId, octet_length(content) AS bytes FROM messages
+    `SELECT seq, run_id AS runId, octet_length(content) AS bytes,
+        coalesce(octet_length(parts), 0) AS partsBytes FROM messages
       WHERE tenant_id = ? AND thread_id = ? AND channel = ? ORDER BY seq DESC LIMIT ?`,
   ),
   selectMemoryFrom: raw.prepare<
-    { role: "user" | "assistant"; content: string },
+    { role: "user" | "assistant"; content: string; parts: string | null },
     [string, string, string, number]
   >(
-    `SELECT role, content FROM messages
+    `SELECT role, content, parts FROM messages
       WHERE tenant_id = ? AND thread_id = ? AND channel = ? AND seq >= ? ORDER BY seq`,
+  ),
+  /** The channel's message count, from messages_thread_channel_idx alone. */
+  countMemory: raw.prepare<{ total: number }, [string, string, string]>(
+    "SELECT count(*) AS total FROM messages WHERE tenant_id = ? AND thread_id = ? AND channel = ?",
   ),
   /** Takes the key unless a fresh record holds it; returns nothing when it is taken. */
   claimIdempotencyKey: raw.prepare<
@@ -136,6 +143,10 @@ export const insertDeliveries = (
   db.insert(webhookPayloads).values(payloads).onConflictDoNothing().run();
   db.insert(webhookDeliveries).values(rows).run();
 };
+
+/** A nullable JSON column's text. */
+const jsonOrNull = (value: unknown): string | null =>
+  value === null || value === undefined ? null : JSON.stringify(value);
 
 /** A RunRecord's columns (the lease columns stay out of it). */
 const runRecord = recordColumns(getTableColumns(runs));
@@ -248,6 +259,7 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
           JSON.stringify(completion.tokenUsage),
           JSON.stringify(completion.cost),
           completion.finishedAt.getTime(),
+          jsonOrNull(completion.memoryWindow),
           id,
         );
         if (!ended) return false;
@@ -259,6 +271,7 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
             id,
             message.role,
             message.content,
+            message.parts ? JSON.stringify(message.parts) : null,
             completion.finishedAt.getTime(),
           );
         }
@@ -273,6 +286,7 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
           failure.error,
           failure.cost === null ? null : JSON.stringify(failure.cost),
           failure.finishedAt.getTime(),
+          jsonOrNull(failure.memoryWindow),
           id,
         );
         if (!ended) return false;
@@ -282,10 +296,16 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
     },
 
     async memory(tenantId, threadId, channel, bound = DEFAULT_MEMORY_BOUND) {
-      // Two synchronous reads on this connection: none of this process's writes falls between.
+      // Synchronous reads on this connection: none of this process's writes falls between.
       const sizes = statements.selectMemorySizes.all(tenantId, threadId, channel, bound.maxMessages + 1);
-      const start = memoryWindowStart(sizes, bound);
-      return start === null ? [] : statements.selectMemoryFrom.all(tenantId, threadId, channel, start);
+      const { start } = memoryWindowOf(sizes, bound);
+      const rows = start === null ? [] : statements.selectMemoryFrom.all(tenantId, threadId, channel, start);
+      const total =
+        knownTotal(sizes, bound) ?? statements.countMemory.get(tenantId, threadId, channel)?.total ?? 0;
+      const messages = rows.map(({ role, content, parts }) =>
+        parts === null ? { role, content } : { role, content, parts: JSON.parse(parts) as ContentPart[] },
+      );
+      return { messages, dropped: Math.max(0, total - messages.length) };
     },
 
     async getThread(tenantId, threadId) {

@@ -1,5 +1,5 @@
 import { conflict } from "../../errors.ts";
-import { DEFAULT_MEMORY_BOUND, type MemoryRowSize, memoryWindowStart } from "../../memory-window.ts";
+import { DEFAULT_MEMORY_BOUND, knownTotal, type MemoryRowSize, memoryWindowOf } from "../../memory-window.ts";
 import type {
   IdempotencyRecord,
   RunRecord,
@@ -185,9 +185,9 @@ export function createMemoryRunStore(
     },
     async memory(tenantId, threadId, channel, bound = DEFAULT_MEMORY_BOUND) {
       const thread = threads.get(threadKey(tenantId, threadId));
-      if (!thread) return [];
+      if (!thread) return { messages: [], dropped: 0 };
       // Newest first, at most maxMessages + 1 rows (what the SQL stores read through their index).
-      const newestFirst: Array<MemoryRowSize & { message: (typeof thread.messages)[number] }> = [];
+      const newestFirst: Array<MemoryRowSize & { message: StoredMessage }> = [];
       for (let index = thread.messages.length - 1; index >= 0; index--) {
         const message = thread.messages[index]!;
         if (message.channel !== channel) continue;
@@ -195,16 +195,27 @@ export function createMemoryRunStore(
           seq: index,
           runId: message.runId,
           bytes: Buffer.byteLength(message.content),
+          partsBytes: message.parts ? Buffer.byteLength(JSON.stringify(message.parts)) : 0,
           message,
         });
         if (newestFirst.length > bound.maxMessages) break;
       }
-      const start = memoryWindowStart(newestFirst, bound);
-      if (start === null) return [];
-      return newestFirst
-        .filter((row) => row.seq >= start)
-        .reverse()
-        .map(({ message }) => ({ role: message.role, content: message.content }));
+      const { start } = memoryWindowOf(newestFirst, bound);
+      const messages =
+        start === null
+          ? []
+          : newestFirst
+              .filter((row) => row.seq >= start)
+              .reverse()
+              .map(({ message }) => ({
+                role: message.role,
+                content: message.content,
+                ...(message.parts ? { parts: copy(message.parts) } : {}),
+              }));
+      const total =
+        knownTotal(newestFirst, bound) ??
+        thread.messages.filter((message) => message.channel === channel).length;
+      return { messages, dropped: total - messages.length };
     },
     async getThread(tenantId, threadId) {
       const thread = threads.get(threadKey(tenantId, threadId));

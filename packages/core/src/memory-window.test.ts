@@ -1,0 +1,69 @@
+import { describe, expect, test } from "bun:test";
+import {
+  DEFAULT_MEMORY_BOUND,
+  estimateMessageTokens,
+  memoryMessageOf,
+  promptMessageOfMemory,
+  runMemoryBound,
+} from "./memory-window.ts";
+
+const server = DEFAULT_MEMORY_BOUND;
+const own = [
+  { content: "You are terse." }, // 14 bytes: 4 tokens
+  {
+    content: [
+      { type: "text" as const, text: "look" },
+      { type: "image" as const, image: "https://x/y.png" },
+    ],
+  },
+];
+
+describe("runMemoryBound", () => {
+  test("the prompt's memory narrows the server's bound, never widens it", () => {
+    expect(runMemoryBound(server, { provider: "dev", memory: { maxMessages: 20 } }, own)).toEqual({
+      maxMessages: 20,
+      maxBytes: server.maxBytes,
+    });
+    expect(runMemoryBound(server, { provider: "dev", memory: { maxMessages: 5_000 } }, own).maxMessages).toBe(
+      1_000,
+    );
+    expect(
+      runMemoryBound(
+        { ...server, maxTokens: 100 },
+        { provider: "dev", memory: { maxInputTokens: 500 } },
+        own,
+      ),
+    ).toMatchObject({ maxTokens: 100 });
+  });
+
+  test("without memory.maxInputTokens: the provider's default context minus the own messages and output", () => {
+    // Own messages: 4 + 1 ("look"; the image part is not estimated).
+    expect(runMemoryBound(server, { provider: "openai" }, own).maxTokens).toBe(128_000 - 5);
+    expect(runMemoryBound(server, { provider: "anthropic", maxOutputTokens: 1_000 }, own).maxTokens).toBe(
+      200_000 - 5 - 1_000,
+    );
+    expect(runMemoryBound(server, { provider: "ollama" }, own).maxTokens).toBe(32_768 - 5);
+    expect(runMemoryBound(server, { provider: "dev" }, own)).not.toHaveProperty("maxTokens");
+    // An explicit limit is the prompt's own word, even above the default context.
+    expect(
+      runMemoryBound(server, { provider: "openai", memory: { maxInputTokens: 900_000 } }, own).maxTokens,
+    ).toBe(900_000);
+    // Own messages larger than the context leave no room, not a negative one.
+    expect(runMemoryBound(server, { provider: "ollama" }, [{ content: "x".repeat(200_000) }]).maxTokens).toBe(
+      0,
+    );
+  });
+});
+
+test("estimates: ceil(UTF-8 bytes / 4) of the text; parts round-trip through memory rows", () => {
+  expect(estimateMessageTokens({ content: "é" })).toBe(1);
+  expect(estimateMessageTokens({ content: "12345" })).toBe(2);
+  const parts = own[1]!.content as Exclude<(typeof own)[1]["content"], string>;
+  const row = memoryMessageOf({ role: "user", content: [{ type: "text", text: "a" }, ...parts] });
+  expect(row).toEqual({ role: "user", content: "a\nlook", parts: [{ type: "text", text: "a" }, ...parts] });
+  expect(promptMessageOfMemory(row)).toEqual({ role: "user", content: row.parts! });
+  expect(promptMessageOfMemory({ role: "assistant", content: "hi" })).toEqual({
+    role: "assistant",
+    content: "hi",
+  });
+});

@@ -2,7 +2,12 @@ import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } 
 import { and, asc, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
 import { prompts, promptTags, promptVersions } from "../schema/postgres.ts";
 import { decodeCursor, pageFrom } from "../shared/cursor.ts";
-import { promptVersionColumns, tagMapsFrom, versionSelectorCondition } from "../shared/prompt-columns.ts";
+import {
+  promptVersionColumns,
+  pushedVersion,
+  tagMapsFrom,
+  versionSelectorCondition,
+} from "../shared/prompt-columns.ts";
 import type { PostgresContext, PostgresQueryable } from "./postgres-context.ts";
 import { withConstraintErrors } from "./postgres-errors.ts";
 import { createReadCache } from "./read-cache.ts";
@@ -142,29 +147,14 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
             prompt.latestVersion > 0
               ? await resolve(tx, input.tenantId, input.slug, { kind: "latest" })
               : null;
-          let version: PromptVersionRecord;
-          let created: boolean;
-          if (newest && newest.contentHash === input.contentHash) {
-            version = newest;
-            created = false;
-          } else {
-            version = {
-              id: input.newVersionId,
-              promptId: prompt.id,
-              tenantId: input.tenantId,
-              slug: input.slug,
-              version: prompt.latestVersion + 1,
-              definition: input.definition,
-              contentHash: input.contentHash,
-              createdAt: input.at,
-            };
+          const { version, created } = pushedVersion(input, prompt, newest);
+          if (created) {
             const { slug: _slug, ...row } = version;
             await tx.insert(promptVersions).values(row);
             await tx
               .update(prompts)
               .set({ latestVersion: version.version, updatedAt: input.at })
               .where(eq(prompts.id, prompt.id));
-            created = true;
           }
           for (const tag of new Set(input.tags)) await pointTag(tx, version, tag, input.at);
           return { version, created, tags: await tagsOfVersion(tx, version.id) };

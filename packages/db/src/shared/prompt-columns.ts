@@ -1,4 +1,4 @@
-import type { VersionSelector } from "@promptrun/core";
+import type { PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
 import { type AnyColumn, eq, type SQL } from "drizzle-orm";
 import { pickColumns } from "./pick-columns.ts";
 
@@ -62,4 +62,33 @@ export const tagMapsFrom = (
     maps.set(row.promptId, map);
   }
   return maps;
+};
+
+/** What PromptStore.pushVersion is given. */
+type VersionPush = Parameters<PromptStore["pushVersion"]>[0];
+
+/**
+ * The version a push lands on: the prompt's newest when its content is the same (`created`
+ * false: nothing to write), else a new one numbered after it (to insert, and to make the
+ * prompt's latest).
+ */
+export const pushedVersion = (
+  input: VersionPush,
+  prompt: { id: string; latestVersion: number },
+  newest: PromptVersionRecord | null,
+): { version: PromptVersionRecord; created: boolean } => {
+  if (newest && newest.contentHash === input.contentHash) return { version: newest, created: false };
+  return {
+    version: {
+      id: input.newVersionId,
+      promptId: prompt.id,
+      tenantId: input.tenantId,
+      slug: input.slug,
+      version: prompt.latestVersion + 1,
+      definition: input.definition,
+      contentHash: input.contentHash,
+      createdAt: input.at,
+    },
+    created: true,
+  };
 };

@@ -3,7 +3,12 @@ import { and, asc, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { prompts, promptTags, promptVersions } from "../schema/sqlite.ts";
 import { decodeCursor, pageFrom } from "../shared/cursor.ts";
-import { promptVersionColumns, tagMapsFrom, versionSelectorCondition } from "../shared/prompt-columns.ts";
+import {
+  promptVersionColumns,
+  pushedVersion,
+  tagMapsFrom,
+  versionSelectorCondition,
+} from "../shared/prompt-columns.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
 import { withConstraintErrors } from "./sqlite-errors.ts";
 
@@ -196,29 +201,14 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
             }
             const newest =
               prompt.latestVersion > 0 ? resolve(tx, input.tenantId, input.slug, { kind: "latest" }) : null;
-            let version: PromptVersionRecord;
-            let created: boolean;
-            if (newest && newest.contentHash === input.contentHash) {
-              version = newest;
-              created = false;
-            } else {
-              version = {
-                id: input.newVersionId,
-                promptId: prompt.id,
-                tenantId: input.tenantId,
-                slug: input.slug,
-                version: prompt.latestVersion + 1,
-                definition: input.definition,
-                contentHash: input.contentHash,
-                createdAt: input.at,
-              };
+            const { version, created } = pushedVersion(input, prompt, newest);
+            if (created) {
               const { slug: _slug, ...row } = version;
               tx.insert(promptVersions).values(row).run();
               tx.update(prompts)
                 .set({ latestVersion: version.version, updatedAt: input.at })
                 .where(eq(prompts.id, prompt.id))
                 .run();
-              created = true;
             }
             for (const tag of new Set(input.tags)) pointTag(tx, version, tag, input.at);
             return { version, created, tags: tagsOfVersion(tx, version.id) };

@@ -1,5 +1,5 @@
 import type { WebhookDeliveryRecord, WebhookRecord, WebhookStore } from "@promptrun/core";
-import { and, asc, desc, eq, getTableColumns, lte, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, sql } from "drizzle-orm";
 import {
   environments,
   webhookAttempts,
@@ -9,7 +9,8 @@ import {
 } from "../schema/postgres.ts";
 import { recordColumns } from "../schema/record-columns.ts";
 import {
-  deliveryLeaseFree,
+  attemptListCondition,
+  deliveryClaimable,
   liveWebhook,
   webhookAttemptRecordColumns,
   webhookRecordColumns,
@@ -23,8 +24,6 @@ const webhookColumns = webhookRecordColumns(webhooks, environments);
 
 /** A WebhookDeliveryState's columns (the lease columns stay out of it; the body lives in webhook_payloads). */
 const deliveryRecord = recordColumns(getTableColumns(webhookDeliveries));
-
-const leaseFree = (now: Date) => deliveryLeaseFree(webhookDeliveries, now);
 
 const live = liveWebhook(webhooks);
 
@@ -141,13 +140,7 @@ export const createWebhookStore = ({ db, clock }: PostgresContext): WebhookStore
         .select(webhookAttemptRecordColumns(webhookAttempts, webhookDeliveries))
         .from(webhookAttempts)
         .innerJoin(webhookDeliveries, eq(webhookDeliveries.id, webhookAttempts.deliveryId))
-        .where(
-          and(
-            eq(webhookDeliveries.tenantId, tenantId),
-            filter.webhookId === undefined ? undefined : eq(webhookDeliveries.webhookId, filter.webhookId),
-            filter.runId === undefined ? undefined : eq(webhookDeliveries.runId, filter.runId),
-          ),
-        )
+        .where(attemptListCondition(webhookDeliveries, tenantId, filter))
         .orderBy(desc(webhookAttempts.attemptedAt), desc(webhookAttempts.id))
         .limit(filter.limit);
     },
@@ -164,14 +157,7 @@ export const createWebhookStore = ({ db, clock }: PostgresContext): WebhookStore
       const [claimed] = await db
         .update(webhookDeliveries)
         .set({ leaseOwner: owner, leaseUntil })
-        .where(
-          and(
-            eq(webhookDeliveries.id, id),
-            eq(webhookDeliveries.status, "pending"),
-            lte(webhookDeliveries.nextAttemptAt, now),
-            leaseFree(now),
-          ),
-        )
+        .where(and(eq(webhookDeliveries.id, id), deliveryClaimable(webhookDeliveries, now)))
         .returning({ id: webhookDeliveries.id });
       return claimed !== undefined;
     },

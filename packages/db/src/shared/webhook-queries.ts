@@ -1,6 +1,6 @@
 import type { WebhookEventType } from "@promptrun/contract";
 import { type AnyColumn, and, asc, eq, lte, type SQL, type Subquery, sql } from "drizzle-orm";
-import { deliveryLeaseFree, liveWebhook } from "./webhook-columns.ts";
+import { deliveryClaimable, liveWebhook } from "./webhook-columns.ts";
 
 /**
  * The outbox's reads, written once for both stores. drizzle types its query builders per dialect,
@@ -71,13 +71,7 @@ const dueCondition = (
   webhooks: { deletedAt: AnyColumn },
   deliveries: WebhookDeliveryTable,
   now: Date,
-): SQL | undefined =>
-  and(
-    eq(deliveries.status, "pending"),
-    lte(deliveries.nextAttemptAt, now),
-    deliveryLeaseFree(deliveries, now),
-    liveWebhook(webhooks),
-  );
+): SQL | undefined => and(deliveryClaimable(deliveries, now), liveWebhook(webhooks));
 
 /** The outbox's order: the earliest due first, then the oldest. */
 const outboxOrder = (deliveries: WebhookDeliveryTable): SQL[] => [

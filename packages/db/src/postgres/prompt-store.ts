@@ -1,11 +1,13 @@
 import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
-import { and, asc, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import { prompts, promptTags, promptVersions } from "../schema/postgres.ts";
-import { decodeCursor, pageFrom } from "../shared/cursor.ts";
+import { pageFrom } from "../shared/cursor.ts";
 import {
+  promptListCondition,
   promptVersionColumns,
   pushedVersion,
   tagMapsFrom,
+  versionListCondition,
   versionSelectorCondition,
 } from "../shared/prompt-columns.ts";
 import type { PostgresContext, PostgresQueryable } from "./postgres-context.ts";
@@ -195,11 +197,10 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
     },
 
     async listPrompts(tenantId, page) {
-      const after = page.cursor ? decodeCursor(page.cursor, ["string"])[0] : null;
       const rows = await db
         .select()
         .from(prompts)
-        .where(and(eq(prompts.tenantId, tenantId), after === null ? undefined : gt(prompts.slug, after)))
+        .where(promptListCondition(prompts, tenantId, page.cursor))
         .orderBy(asc(prompts.slug))
         .limit(page.limit + 1);
       const result = pageFrom(rows, page.limit, (row) => [row.slug]);
@@ -212,18 +213,11 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
     },
 
     async listVersions(tenantId, slug, page) {
-      const before = page.cursor ? decodeCursor(page.cursor, ["number"])[0] : null;
       const rows = await db
         .select(versionColumns)
         .from(promptVersions)
         .innerJoin(prompts, eq(prompts.id, promptVersions.promptId))
-        .where(
-          and(
-            eq(prompts.tenantId, tenantId),
-            eq(prompts.slug, slug),
-            before === null ? undefined : lt(promptVersions.version, before),
-          ),
-        )
+        .where(versionListCondition({ prompts, promptVersions }, tenantId, slug, page.cursor))
         .orderBy(desc(promptVersions.version))
         .limit(page.limit + 1);
       return pageFrom(rows, page.limit, (row) => [row.version]);

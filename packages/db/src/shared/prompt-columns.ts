@@ -1,5 +1,6 @@
 import type { PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
-import { type AnyColumn, eq, type SQL } from "drizzle-orm";
+import { type AnyColumn, and, eq, gt, lt, type SQL } from "drizzle-orm";
+import { decodeCursor } from "./cursor.ts";
 import { pickColumns } from "./pick-columns.ts";
 
 interface PromptVersionTable {
@@ -13,7 +14,7 @@ interface PromptVersionTable {
 }
 
 interface PromptTables {
-  prompts: { slug: AnyColumn; latestVersion: AnyColumn };
+  prompts: { tenantId: AnyColumn; slug: AnyColumn; latestVersion: AnyColumn };
   promptVersions: PromptVersionTable;
   promptTags: { tag: AnyColumn };
 }
@@ -50,6 +51,30 @@ export const versionSelectorCondition = (
       return eq(promptTags.tag, selector.tag);
   }
 };
+
+/** A tenant's prompts after the page's cursor (in slug order). */
+export const promptListCondition = (
+  prompts: Pick<PromptTables["prompts"], "tenantId" | "slug">,
+  tenantId: string,
+  cursor: string | null | undefined,
+): SQL | undefined =>
+  and(
+    eq(prompts.tenantId, tenantId),
+    cursor ? gt(prompts.slug, decodeCursor(cursor, ["string"])[0]) : undefined,
+  );
+
+/** One prompt's versions after the page's cursor (newest first); needs prompts joined. */
+export const versionListCondition = (
+  { prompts, promptVersions }: Pick<PromptTables, "prompts" | "promptVersions">,
+  tenantId: string,
+  slug: string,
+  cursor: string | null | undefined,
+): SQL | undefined =>
+  and(
+    eq(prompts.tenantId, tenantId),
+    eq(prompts.slug, slug),
+    cursor ? lt(promptVersions.version, decodeCursor(cursor, ["number"])[0]) : undefined,
+  );
 
 /** tag → version number, per prompt, from (promptId, tag, version) rows. */
 export const tagMapsFrom = (

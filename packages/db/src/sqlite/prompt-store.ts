@@ -1,12 +1,14 @@
 import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
-import { and, asc, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { prompts, promptTags, promptVersions } from "../schema/sqlite.ts";
-import { decodeCursor, pageFrom } from "../shared/cursor.ts";
+import { pageFrom } from "../shared/cursor.ts";
 import {
+  promptListCondition,
   promptVersionColumns,
   pushedVersion,
   tagMapsFrom,
+  versionListCondition,
   versionSelectorCondition,
 } from "../shared/prompt-columns.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
@@ -245,11 +247,10 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
     },
 
     async listPrompts(tenantId, page) {
-      const after = page.cursor ? decodeCursor(page.cursor, ["string"])[0] : null;
       const rows = db
         .select()
         .from(prompts)
-        .where(and(eq(prompts.tenantId, tenantId), after === null ? undefined : gt(prompts.slug, after)))
+        .where(promptListCondition(prompts, tenantId, page.cursor))
         .orderBy(asc(prompts.slug))
         .limit(page.limit + 1)
         .all();
@@ -263,18 +264,11 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
     },
 
     async listVersions(tenantId, slug, page) {
-      const before = page.cursor ? decodeCursor(page.cursor, ["number"])[0] : null;
       const rows = db
         .select(versionColumns)
         .from(promptVersions)
         .innerJoin(prompts, eq(prompts.id, promptVersions.promptId))
-        .where(
-          and(
-            eq(prompts.tenantId, tenantId),
-            eq(prompts.slug, slug),
-            before === null ? undefined : lt(promptVersions.version, before),
-          ),
-        )
+        .where(versionListCondition({ prompts, promptVersions }, tenantId, slug, page.cursor))
         .orderBy(desc(promptVersions.version))
         .limit(page.limit + 1)
         .all();

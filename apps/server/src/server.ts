@@ -11,6 +11,7 @@ import {
   connectRedisCoordination,
   openStore,
   type RedisCoordination,
+  redactDatabaseUrl,
   type ServerLock,
   storeKindOf,
 } from "@promptrun/db";
@@ -114,18 +115,6 @@ const lockSqliteForServing = (databaseUrl: string): ServerLock => {
     return acquireServerLock(databaseUrl);
   } catch (error) {
     throw new Error(`DATABASE_URL: ${error instanceof Error ? error.message : String(error)}`);
-  }
-};
-
-/** The database URL without its password, for logs. */
-export const redactDatabaseUrl = (url: string): string => {
-  if (storeKindOf(url) !== "postgres") return url;
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "postgres://…";
   }
 };
 

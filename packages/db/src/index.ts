@@ -3,6 +3,7 @@ export { type OpenStoreOptions, openStore, storeKindOf } from "./open-store.ts";
 export { applyPostgresMigrations, POSTGRES_MIGRATIONS_FOLDER } from "./postgres/migrate.ts";
 export { type OpenPostgresStoreOptions, openPostgresStore, type PostgresStore } from "./postgres/open.ts";
 export { exportAll, importAll, type StoreSnapshot } from "./postgres/store-snapshot.ts";
+export { redactDatabaseUrl } from "./redact-url.ts";
 export { createRedisClusterSignals, type RedisClusterSignals } from "./redis/redis-cluster-signals.ts";
 export {
   connectRedisCoordination,

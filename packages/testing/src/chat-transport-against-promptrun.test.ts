@@ -3,28 +3,17 @@
  * @ai-sdk/react consumes, the thread's memory across messages, failures and resuming.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createPromptrunClient, type PromptrunClient } from "@promptrun/client";
+import type { PromptrunClient } from "@promptrun/client";
 import { PromptrunChatTransport, type ResumeStorage } from "@promptrun/client/ai-sdk";
 import type { UIMessage, UIMessageChunk } from "ai";
-import { startPromptrun, type TestPromptrun } from "./start-promptrun.ts";
+import type { TestPromptrun } from "./start-promptrun.ts";
+import { startTestPromptrun } from "./test-support/start-test-promptrun.ts";
 
 let promptrun: TestPromptrun;
 let client: PromptrunClient;
 
 beforeAll(async () => {
-  promptrun = await startPromptrun({
-    prompts: [
-      {
-        slug: "chat",
-        inputs: { message: { type: "string" } },
-        messages: [
-          { role: "system", content: "Be brief." },
-          { role: "user", content: "{{message}}" },
-        ],
-      },
-    ],
-  });
-  client = createPromptrunClient({ baseUrl: promptrun.url, apiKey: promptrun.apiKey });
+  ({ promptrun, client } = await startTestPromptrun());
 });
 afterAll(() => promptrun.stop());
 

@@ -7,25 +7,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ApiError, createPromptrunClient, type PromptrunClient } from "@promptrun/client";
 import type { StreamEnvelope } from "@promptrun/contract";
-import { startPromptrun, type TestPromptrun } from "./start-promptrun.ts";
+import type { TestPromptrun } from "./start-promptrun.ts";
+import { startTestPromptrun } from "./test-support/start-test-promptrun.ts";
 
 let promptrun: TestPromptrun;
 let client: PromptrunClient;
 
 beforeAll(async () => {
-  promptrun = await startPromptrun({
-    prompts: [
-      {
-        slug: "chat",
-        inputs: { message: { type: "string" } },
-        messages: [
-          { role: "system", content: "Be brief." },
-          { role: "user", content: "{{message}}" },
-        ],
-      },
-    ],
-  });
-  client = createPromptrunClient({ baseUrl: `${promptrun.url}/`, apiKey: promptrun.apiKey });
+  ({ promptrun, client } = await startTestPromptrun({ trailingSlash: true }));
 });
 afterAll(() => promptrun.stop());
 

@@ -1,22 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createPromptrunClient, type PromptrunClient } from "@promptrun/client";
+import type { PromptrunClient } from "@promptrun/client";
 import type { StreamEnvelope } from "@promptrun/contract";
-import { startPromptrun, type TestPromptrun } from "./start-promptrun.ts";
+import type { TestPromptrun } from "./start-promptrun.ts";
+import { startTestPromptrun } from "./test-support/start-test-promptrun.ts";
 
 let promptrun: TestPromptrun;
 let client: PromptrunClient;
 
 beforeAll(async () => {
-  promptrun = await startPromptrun({
-    prompts: [
-      {
-        slug: "chat",
-        inputs: { message: { type: "string" } },
-        messages: [
-          { role: "system", content: "Be brief." },
-          { role: "user", content: "{{message}}" },
-        ],
-      },
+  ({ promptrun, client } = await startTestPromptrun({
+    morePrompts: [
       {
         slug: "contact",
         inputs: { text: { type: "string" } },
@@ -34,8 +27,7 @@ beforeAll(async () => {
         },
       },
     ],
-  });
-  client = createPromptrunClient({ baseUrl: promptrun.url, apiKey: promptrun.apiKey });
+  }));
 });
 afterAll(() => promptrun.stop());
 

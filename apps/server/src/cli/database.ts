@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { copyDatabase, storeKindOf } from "@promptrun/db";
-import { redactDatabaseUrl } from "../server.ts";
+import { copyDatabase, redactDatabaseUrl, storeKindOf } from "@promptrun/db";
 import { type CommandTable, need, withRuntime } from "./command.ts";
 
 /** The secret a SQLite install generated beside its database (see secret.ts), if there is one. */

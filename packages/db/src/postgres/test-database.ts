@@ -3,20 +3,10 @@
  * (`PROMPTRUN_TEST_POSTGRES_URL`, default postgres://postgres@127.0.0.1:5432/test).
  */
 import postgres from "postgres";
+import { redactUrl } from "../redact-url.ts";
 
 export const TEST_POSTGRES_URL =
   process.env.PROMPTRUN_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-
-/** The URL without its password, for messages. */
-export const redactedUrl = (url: string): string => {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "<unparseable URL>";
-  }
-};
 
 /** Whether the server answers within a second. */
 export const postgresReachable = async (url: string): Promise<boolean> => {
@@ -37,8 +27,7 @@ export const postgresReachable = async (url: string): Promise<boolean> => {
  */
 export const checkPostgres = async (url = TEST_POSTGRES_URL): Promise<boolean> => {
   const available = await postgresReachable(url);
-  if (!available)
-    console.warn(`postgres not reachable at ${redactedUrl(url)}: skipping Postgres store tests`);
+  if (!available) console.warn(`postgres not reachable at ${redactUrl(url)}: skipping Postgres store tests`);
   return available;
 };
 

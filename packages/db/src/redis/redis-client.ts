@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import Redis from "ioredis";
+import { redactUrl } from "../redact-url.ts";
 
 export type RedisClient = Redis;
 
@@ -48,21 +49,11 @@ export const assertRedisReachable = async (client: RedisClient, url: string, tim
   } catch (error) {
     const reason = cause ?? error;
     throw new Error(
-      `cannot reach Redis at ${redactRedisUrl(url)}: ${reason instanceof Error ? reason.message : String(reason)}`,
+      `cannot reach Redis at ${redactUrl(url)}: ${reason instanceof Error ? reason.message : String(reason)}`,
     );
   } finally {
     clearTimeout(timer);
     client.off("error", remember);
-  }
-};
-
-export const redactRedisUrl = (url: string): string => {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "<unparseable URL>";
   }
 };
 

@@ -3,7 +3,7 @@
  * redis://127.0.0.1:6379), a fresh key prefix per test so runs never see each other's keys.
  */
 import Redis from "ioredis";
-import { redactRedisUrl } from "./redis-client.ts";
+import { redactUrl } from "../redact-url.ts";
 
 export const TEST_REDIS_URL = process.env.PROMPTRUN_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
@@ -20,7 +20,7 @@ export const checkRedis = async (url = TEST_REDIS_URL): Promise<boolean> => {
     ]);
     return true;
   } catch {
-    console.warn(`redis not reachable at ${redactRedisUrl(url)}: skipping Redis tests`);
+    console.warn(`redis not reachable at ${redactUrl(url)}: skipping Redis tests`);
     return false;
   } finally {
     client.disconnect();

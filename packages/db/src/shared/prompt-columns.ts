@@ -1,5 +1,6 @@
-import type { VersionSelector } from "@promptrun/core";
-import { type AnyColumn, eq, type SQL } from "drizzle-orm";
+import type { PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
+import { type AnyColumn, and, eq, gt, lt, type SQL } from "drizzle-orm";
+import { decodeCursor } from "./cursor.ts";
 import { pickColumns } from "./pick-columns.ts";
 
 interface PromptVersionTable {
@@ -13,7 +14,7 @@ interface PromptVersionTable {
 }
 
 interface PromptTables {
-  prompts: { slug: AnyColumn; latestVersion: AnyColumn };
+  prompts: { tenantId: AnyColumn; slug: AnyColumn; latestVersion: AnyColumn };
   promptVersions: PromptVersionTable;
   promptTags: { tag: AnyColumn };
 }
@@ -51,6 +52,30 @@ export const versionSelectorCondition = (
   }
 };
 
+/** A tenant's prompts after the page's cursor (in slug order). */
+export const promptListCondition = (
+  prompts: Pick<PromptTables["prompts"], "tenantId" | "slug">,
+  tenantId: string,
+  cursor: string | null | undefined,
+): SQL | undefined =>
+  and(
+    eq(prompts.tenantId, tenantId),
+    cursor ? gt(prompts.slug, decodeCursor(cursor, ["string"])[0]) : undefined,
+  );
+
+/** One prompt's versions after the page's cursor (newest first); needs prompts joined. */
+export const versionListCondition = (
+  { prompts, promptVersions }: Pick<PromptTables, "prompts" | "promptVersions">,
+  tenantId: string,
+  slug: string,
+  cursor: string | null | undefined,
+): SQL | undefined =>
+  and(
+    eq(prompts.tenantId, tenantId),
+    eq(prompts.slug, slug),
+    cursor ? lt(promptVersions.version, decodeCursor(cursor, ["number"])[0]) : undefined,
+  );
+
 /** tag → version number, per prompt, from (promptId, tag, version) rows. */
 export const tagMapsFrom = (
   rows: readonly { promptId: string; tag: string; version: number }[],
@@ -62,4 +87,33 @@ export const tagMapsFrom = (
     maps.set(row.promptId, map);
   }
   return maps;
+};
+
+/** What PromptStore.pushVersion is given. */
+type VersionPush = Parameters<PromptStore["pushVersion"]>[0];
+
+/**
+ * The version a push lands on: the prompt's newest when its content is the same (`created`
+ * false: nothing to write), else a new one numbered after it (to insert, and to make the
+ * prompt's latest).
+ */
+export const pushedVersion = (
+  input: VersionPush,
+  prompt: { id: string; latestVersion: number },
+  newest: PromptVersionRecord | null,
+): { version: PromptVersionRecord; created: boolean } => {
+  if (newest && newest.contentHash === input.contentHash) return { version: newest, created: false };
+  return {
+    version: {
+      id: input.newVersionId,
+      promptId: prompt.id,
+      tenantId: input.tenantId,
+      slug: input.slug,
+      version: prompt.latestVersion + 1,
+      definition: input.definition,
+      contentHash: input.contentHash,
+      createdAt: input.at,
+    },
+    created: true,
+  };
 };

@@ -1,4 +1,4 @@
-import { type AnyColumn, isNull, lte, or, type SQL } from "drizzle-orm";
+import { type AnyColumn, and, eq, isNull, lte, or, type SQL } from "drizzle-orm";
 import { pickColumns } from "./pick-columns.ts";
 
 /** The columns of a webhooks table (either dialect) that a WebhookRecord reads. */
@@ -26,6 +26,7 @@ interface WebhookAttemptTable {
 }
 
 interface WebhookDeliveryTable {
+  tenantId: AnyColumn;
   webhookId: AnyColumn;
   runId: AnyColumn;
   eventType: AnyColumn;
@@ -84,3 +85,29 @@ export const deliveryLeaseFree = (
   deliveries: Pick<WebhookDeliveryTable, "leaseOwner" | "leaseUntil">,
   now: Date,
 ): SQL | undefined => or(isNull(deliveries.leaseOwner), lte(deliveries.leaseUntil, now));
+
+/** The delivery may be claimed for sending `now`: pending, due, and not leased. */
+export const deliveryClaimable = (
+  deliveries: Pick<WebhookDeliveryTable, "leaseOwner" | "leaseUntil"> & {
+    status: AnyColumn;
+    nextAttemptAt: AnyColumn;
+  },
+  now: Date,
+): SQL | undefined =>
+  and(
+    eq(deliveries.status, "pending"),
+    lte(deliveries.nextAttemptAt, now),
+    deliveryLeaseFree(deliveries, now),
+  );
+
+/** A tenant's delivery attempts narrowed by the filter (webhook, run), through their deliveries. */
+export const attemptListCondition = (
+  deliveries: Pick<WebhookDeliveryTable, "tenantId" | "webhookId" | "runId">,
+  tenantId: string,
+  filter: { webhookId?: string; runId?: string },
+): SQL | undefined =>
+  and(
+    eq(deliveries.tenantId, tenantId),
+    filter.webhookId === undefined ? undefined : eq(deliveries.webhookId, filter.webhookId),
+    filter.runId === undefined ? undefined : eq(deliveries.runId, filter.runId),
+  );

@@ -1,9 +1,16 @@
 import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
-import { and, asc, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { prompts, promptTags, promptVersions } from "../schema/sqlite.ts";
-import { decodeCursor, pageFrom } from "../shared/cursor.ts";
-import { promptVersionColumns, tagMapsFrom, versionSelectorCondition } from "../shared/prompt-columns.ts";
+import { pageFrom } from "../shared/cursor.ts";
+import {
+  promptListCondition,
+  promptVersionColumns,
+  pushedVersion,
+  tagMapsFrom,
+  versionListCondition,
+  versionSelectorCondition,
+} from "../shared/prompt-columns.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
 import { withConstraintErrors } from "./sqlite-errors.ts";
 
@@ -196,29 +203,14 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
             }
             const newest =
               prompt.latestVersion > 0 ? resolve(tx, input.tenantId, input.slug, { kind: "latest" }) : null;
-            let version: PromptVersionRecord;
-            let created: boolean;
-            if (newest && newest.contentHash === input.contentHash) {
-              version = newest;
-              created = false;
-            } else {
-              version = {
-                id: input.newVersionId,
-                promptId: prompt.id,
-                tenantId: input.tenantId,
-                slug: input.slug,
-                version: prompt.latestVersion + 1,
-                definition: input.definition,
-                contentHash: input.contentHash,
-                createdAt: input.at,
-              };
+            const { version, created } = pushedVersion(input, prompt, newest);
+            if (created) {
               const { slug: _slug, ...row } = version;
               tx.insert(promptVersions).values(row).run();
               tx.update(prompts)
                 .set({ latestVersion: version.version, updatedAt: input.at })
                 .where(eq(prompts.id, prompt.id))
                 .run();
-              created = true;
             }
             for (const tag of new Set(input.tags)) pointTag(tx, version, tag, input.at);
             return { version, created, tags: tagsOfVersion(tx, version.id) };
@@ -255,11 +247,10 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
     },
 
     async listPrompts(tenantId, page) {
-      const after = page.cursor ? decodeCursor(page.cursor, ["string"])[0] : null;
       const rows = db
         .select()
         .from(prompts)
-        .where(and(eq(prompts.tenantId, tenantId), after === null ? undefined : gt(prompts.slug, after)))
+        .where(promptListCondition(prompts, tenantId, page.cursor))
         .orderBy(asc(prompts.slug))
         .limit(page.limit + 1)
         .all();
@@ -273,18 +264,11 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
     },
 
     async listVersions(tenantId, slug, page) {
-      const before = page.cursor ? decodeCursor(page.cursor, ["number"])[0] : null;
       const rows = db
         .select(versionColumns)
         .from(promptVersions)
         .innerJoin(prompts, eq(prompts.id, promptVersions.promptId))
-        .where(
-          and(
-            eq(prompts.tenantId, tenantId),
-            eq(prompts.slug, slug),
-            before === null ? undefined : lt(promptVersions.version, before),
-          ),
-        )
+        .where(versionListCondition({ prompts, promptVersions }, tenantId, slug, page.cursor))
         .orderBy(desc(promptVersions.version))
         .limit(page.limit + 1)
         .all();

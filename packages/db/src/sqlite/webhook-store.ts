@@ -1,5 +1,5 @@
 import type { WebhookDeliveryRecord, WebhookRecord, WebhookStore } from "@promptrun/core";
-import { and, asc, desc, eq, getTableColumns, lte, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, sql } from "drizzle-orm";
 import { recordColumns } from "../schema/record-columns.ts";
 import {
   environments,
@@ -9,11 +9,13 @@ import {
   webhooks,
 } from "../schema/sqlite.ts";
 import {
-  deliveryLeaseFree,
+  attemptListCondition,
+  deliveryClaimable,
   liveWebhook,
   webhookAttemptRecordColumns,
   webhookRecordColumns,
 } from "../shared/webhook-columns.ts";
+import { dueDeliveriesQuery, dueRankFields, payloadQuery } from "../shared/webhook-queries.ts";
 import { insertDeliveries } from "./run-store.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
 import { withConstraintErrors } from "./sqlite-errors.ts";
@@ -23,8 +25,6 @@ const webhookColumns = webhookRecordColumns(webhooks, environments);
 /** A WebhookDeliveryState's columns (the lease columns stay out of it; the body lives in webhook_payloads). */
 const deliveryRecord = recordColumns(getTableColumns(webhookDeliveries));
 
-const leaseFree = (now: Date) => deliveryLeaseFree(webhookDeliveries, now);
-
 const live = liveWebhook(webhooks);
 
 export const createWebhookStore = ({ db, clock }: SqliteContext): WebhookStore => {
@@ -33,6 +33,13 @@ export const createWebhookStore = ({ db, clock }: SqliteContext): WebhookStore =
       .select(webhookColumns)
       .from(webhooks)
       .innerJoin(environments, eq(environments.id, webhooks.environmentId));
+  // The outbox's reads (shared/webhook-queries.ts) start from these selects.
+  const dueSelects = {
+    webhooks,
+    webhookDeliveries,
+    deliveryRecords: () => db.select(deliveryRecord).from(webhookDeliveries).$dynamic(),
+    deliveryRanks: () => db.select(dueRankFields(webhookDeliveries)).from(webhookDeliveries).$dynamic(),
+  };
 
   // Read for every run that ends (its webhook deliveries): built and prepared once.
   const webhooksOfEnvironment = selectWebhooks()
@@ -103,56 +110,12 @@ export const createWebhookStore = ({ db, clock }: SqliteContext): WebhookStore =
     },
 
     async getPayload(runId, eventType) {
-      const row = db
-        .select({ payload: webhookPayloads.payload })
-        .from(webhookPayloads)
-        .where(and(eq(webhookPayloads.runId, runId), eq(webhookPayloads.eventType, eventType)))
-        .get();
-      return row?.payload ?? null;
+      const select = db.select({ payload: webhookPayloads.payload }).from(webhookPayloads).$dynamic();
+      return payloadQuery(select, webhookPayloads, runId, eventType).get()?.payload ?? null;
     },
 
     async dueDeliveries(now, limit, options) {
-      const due = and(
-        eq(webhookDeliveries.status, "pending"),
-        lte(webhookDeliveries.nextAttemptAt, now),
-        leaseFree(now),
-        live,
-      );
-      const order = [
-        asc(webhookDeliveries.nextAttemptAt),
-        asc(webhookDeliveries.createdAt),
-        asc(webhookDeliveries.id),
-      ] as const;
-      if (options?.perWebhook === undefined) {
-        return db
-          .select(deliveryRecord)
-          .from(webhookDeliveries)
-          .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
-          .where(due)
-          .orderBy(...order)
-          .limit(limit)
-          .all();
-      }
-      // Each webhook's first `perWebhook` due deliveries, ranked in the outbox's order.
-      const ranked = db
-        .select({
-          id: webhookDeliveries.id,
-          rank: sql<number>`row_number() over (partition by ${webhookDeliveries.webhookId} order by ${webhookDeliveries.nextAttemptAt}, ${webhookDeliveries.createdAt}, ${webhookDeliveries.id})`.as(
-            "rank",
-          ),
-        })
-        .from(webhookDeliveries)
-        .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
-        .where(due)
-        .as("ranked");
-      return db
-        .select(deliveryRecord)
-        .from(webhookDeliveries)
-        .innerJoin(ranked, eq(ranked.id, webhookDeliveries.id))
-        .where(lte(ranked.rank, options.perWebhook))
-        .orderBy(...order)
-        .limit(limit)
-        .all();
+      return dueDeliveriesQuery(dueSelects, now, limit, options?.perWebhook).all();
     },
 
     async recordAttempt(attempt, outcome) {
@@ -190,13 +153,7 @@ export const createWebhookStore = ({ db, clock }: SqliteContext): WebhookStore =
         .select(webhookAttemptRecordColumns(webhookAttempts, webhookDeliveries))
         .from(webhookAttempts)
         .innerJoin(webhookDeliveries, eq(webhookDeliveries.id, webhookAttempts.deliveryId))
-        .where(
-          and(
-            eq(webhookDeliveries.tenantId, tenantId),
-            filter.webhookId === undefined ? undefined : eq(webhookDeliveries.webhookId, filter.webhookId),
-            filter.runId === undefined ? undefined : eq(webhookDeliveries.runId, filter.runId),
-          ),
-        )
+        .where(attemptListCondition(webhookDeliveries, tenantId, filter))
         .orderBy(desc(webhookAttempts.attemptedAt), desc(webhookAttempts.id))
         .limit(filter.limit)
         .all();
@@ -216,14 +173,7 @@ export const createWebhookStore = ({ db, clock }: SqliteContext): WebhookStore =
       const claimed = db
         .update(webhookDeliveries)
         .set({ leaseOwner: owner, leaseUntil })
-        .where(
-          and(
-            eq(webhookDeliveries.id, id),
-            eq(webhookDeliveries.status, "pending"),
-            lte(webhookDeliveries.nextAttemptAt, now),
-            leaseFree(now),
-          ),
-        )
+        .where(and(eq(webhookDeliveries.id, id), deliveryClaimable(webhookDeliveries, now)))
         .returning({ id: webhookDeliveries.id })
         .get();
       return claimed !== undefined;

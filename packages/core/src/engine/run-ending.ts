@@ -3,7 +3,7 @@
  * compare-and-set end, the thread event and the run metric. The executor (completed or failed)
  * and cancellation (a run not executing here) both end runs through it.
  */
-import type { Cost, CostBlock, TokenUsage } from "@promptrun/contract";
+import type { Cost, CostBlock, FinishReason, RunMemory, TokenUsage } from "@promptrun/contract";
 import type {
   Clock,
   MemoryMessage,
@@ -41,6 +41,11 @@ export function truncateErrorMessage(message: string): string {
 
 export interface CompletedEnding {
   output: string;
+  /** The parsed output of a json_schema prompt, else null. */
+  outputJson?: unknown;
+  finishReason?: FinishReason | null;
+  /** History the run carried (null/absent when the memory window did not apply). */
+  memoryWindow?: RunMemory | null;
   tokenUsage: TokenUsage;
   cost: Cost;
   /** The run's first attempt start. */
@@ -55,6 +60,9 @@ export interface CompletedEnding {
 export interface FailedEnding {
   /** Trimmed to MAX_ERROR_MESSAGE_BYTES here. */
   error: string;
+  /** Of the last model call, when one finished (an answer that failed its schema). */
+  finishReason?: FinishReason | null;
+  memoryWindow?: RunMemory | null;
   /** Cost of the failed attempts (retries); none for a run that never reached a provider. */
   retryBlocks?: CostBlock[];
   startedAt?: Date | null;
@@ -71,10 +79,16 @@ export async function endRunCompleted(
 ): Promise<boolean> {
   const finishedAt = deps.clock.now();
   const { output, tokenUsage, cost } = ending;
+  const outputJson = ending.outputJson ?? null;
+  const finishReason = ending.finishReason ?? null;
+  const memoryWindow = ending.memoryWindow ?? null;
   const finalRun: RunRecord = {
     ...run,
     status: "completed",
     output,
+    outputJson,
+    finishReason,
+    memoryWindow,
     error: null,
     tokenUsage,
     cost,
@@ -86,6 +100,9 @@ export async function endRunCompleted(
   const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
   const ended = await deps.store.runs.complete(run.id, {
     output,
+    outputJson,
+    finishReason,
+    memoryWindow,
     tokenUsage,
     cost,
     finishedAt,
@@ -95,7 +112,16 @@ export async function endRunCompleted(
   if (!ended) return false;
   deps.events.publish(run.tenantId, run.threadId, {
     type: "run.completed",
-    data: { runId: run.id, output, tokenUsage, cost, finishedAt: finishedAt.toISOString() },
+    data: {
+      runId: run.id,
+      output,
+      outputJson,
+      finishReason,
+      memory: memoryWindow,
+      tokenUsage,
+      cost,
+      finishedAt: finishedAt.toISOString(),
+    },
   });
   deps.metrics?.runFinished("completed", ending.modelLabel, finishedAt.getTime() - run.createdAt.getTime());
   return true;
@@ -119,6 +145,9 @@ export async function endRunFailed(
     status: "failed",
     error,
     output: null,
+    outputJson: null,
+    finishReason: ending.finishReason ?? null,
+    memoryWindow: ending.memoryWindow ?? null,
     tokenUsage: null,
     cost,
     startedAt: ending.startedAt ?? run.startedAt,
@@ -127,7 +156,14 @@ export async function endRunFailed(
     encryptedEnvVars: null,
   };
   const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
-  const ended = await deps.store.runs.fail(run.id, { error, cost, finishedAt, deliveries });
+  const ended = await deps.store.runs.fail(run.id, {
+    error,
+    cost,
+    finishedAt,
+    deliveries,
+    finishReason: ending.finishReason ?? null,
+    memoryWindow: ending.memoryWindow ?? null,
+  });
   if (!ended) return false;
   deps.events.publish(run.tenantId, run.threadId, {
     type: "run.failed",

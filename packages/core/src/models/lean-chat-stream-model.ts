@@ -21,11 +21,12 @@ import { sdkChatRequestBuilder } from "./sdk-chat-request.ts";
 export type ChatStreamFlavor = "openai" | "compatible";
 
 /**
- * Only plain text prompts without tools, structured output, provider options or raw chunks take
- * the lean path; anything else goes to the SDK model, which knows all of it.
+ * Only plain text prompts without tools, structured output, reasoning, provider options, file
+ * parts or raw chunks take the lean path; anything else goes to the SDK model, which knows all of it.
  */
 const leanPathFits = (options: LanguageModelV4CallOptions): boolean =>
   !options.tools?.length &&
+  (options.reasoning === undefined || options.reasoning === "provider-default") &&
   options.toolChoice === undefined &&
   (options.responseFormat === undefined || options.responseFormat.type === "text") &&
   options.providerOptions === undefined &&

@@ -17,8 +17,8 @@ import {
   streamModelText,
   textOfContent,
 } from "../models/stream-model-text.ts";
-import type { DownloadedFile } from "../models/url-download.ts";
 import { tokenUsageFromProvider } from "../models/token-usage.ts";
+import type { DownloadedFile } from "../models/url-download.ts";
 import type {
   Clock,
   MemoryMessage,

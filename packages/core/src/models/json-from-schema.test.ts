@@ -95,7 +95,10 @@ const schemas: Record<string, Record<string, unknown>> = {
     $defs: {
       node: {
         type: "object",
-        properties: { name: { type: "string" }, children: { type: "array", items: { $ref: "#/$defs/node" } } },
+        properties: {
+          name: { type: "string" },
+          children: { type: "array", items: { $ref: "#/$defs/node" } },
+        },
         required: ["name"],
       },
     },

@@ -138,9 +138,11 @@ function numberFor(schema: Schema, integer: boolean, variant: number): number {
   const maximum = numberAt(schema, "maximum");
   const exclusiveMaximum = numberAt(schema, "exclusiveMaximum");
   const lowOk = (value: number) =>
-    (minimum === undefined || value >= minimum) && (exclusiveMinimum === undefined || value > exclusiveMinimum);
+    (minimum === undefined || value >= minimum) &&
+    (exclusiveMinimum === undefined || value > exclusiveMinimum);
   const highOk = (value: number) =>
-    (maximum === undefined || value <= maximum) && (exclusiveMaximum === undefined || value < exclusiveMaximum);
+    (maximum === undefined || value <= maximum) &&
+    (exclusiveMaximum === undefined || value < exclusiveMaximum);
   const lower = Math.max(minimum ?? -Infinity, exclusiveMinimum ?? -Infinity);
   const upper = Math.min(maximum ?? Infinity, exclusiveMaximum ?? Infinity);
   const base = lowOk(0) && highOk(0) ? 0 : lower !== -Infinity ? lower : upper;
@@ -188,7 +190,8 @@ function arrayFor(schema: Schema, context: Context, depth: number): unknown[] {
   const prefix = Array.isArray(schema.prefixItems) ? (schema.prefixItems as unknown[]) : [];
   const items = isSchema(schema.items) ? schema.items : {};
   const maxItems = numberAt(schema, "maxItems") ?? Number.POSITIVE_INFINITY;
-  const wanted = depth >= MAX_DEPTH ? (numberAt(schema, "minItems") ?? 0) : Math.max(1, numberAt(schema, "minItems") ?? 1);
+  const wanted =
+    depth >= MAX_DEPTH ? (numberAt(schema, "minItems") ?? 0) : Math.max(1, numberAt(schema, "minItems") ?? 1);
   const count = Math.min(Math.max(wanted, depth >= MAX_DEPTH ? 0 : prefix.length), maxItems);
   const unique = schema.uniqueItems === true;
   const value: unknown[] = [];

@@ -11,8 +11,8 @@ import { createDevEchoModel } from "./dev-echo-model.ts";
 import { assertKnownModel } from "./known-providers.ts";
 import { createLeanChatStreamModel } from "./lean-chat-stream-model.ts";
 import { parseModelRef } from "./model-ref.ts";
-import { createUrlDownloader, type UrlDownloader } from "./url-download.ts";
 import { envPrefixOf, type ProviderCredentials, resolveProviderCredentials } from "./provider-credentials.ts";
+import { createUrlDownloader, type UrlDownloader } from "./url-download.ts";
 
 export interface ModelRequest {
   /** `provider:model` */

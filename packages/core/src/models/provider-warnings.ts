@@ -23,6 +23,10 @@ function promptFieldOf(warning: SharedV4Warning, call: LanguageModelV4CallOption
   const feature = warning.feature;
   if (TOLERATED_FEATURES.has(feature)) return null;
   if (/reasoning|thinking|effort/i.test(feature) && call.reasoning !== undefined) return "params.reasoning";
+  // A provider option the prompt set by name (`providerOptions.openai.reasoningSummary`).
+  for (const [provider, options] of Object.entries(call.providerOptions ?? {})) {
+    if (Object.hasOwn(options, feature)) return `providerOptions.${provider}.${feature}`;
+  }
   if (/thinking/i.test(feature) && call.providerOptions?.anthropic?.thinking !== undefined) {
     // The engine sets Anthropic's thinking only for params.reasoning.
     return "params.reasoning";

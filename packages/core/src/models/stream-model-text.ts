@@ -10,7 +10,7 @@ import type {
 import type { OutputSpec, PromptMessage, PromptParams, ProviderOptions } from "@promptrun/contract";
 import { assertModelTakesPromptFields, promptCallOptions } from "./call-options.ts";
 import { assertNoDroppedFields, requestShapeError } from "./provider-warnings.ts";
-import { type DownloadedFile, type UrlDownloader } from "./url-download.ts";
+import type { DownloadedFile, UrlDownloader } from "./url-download.ts";
 
 /** What one provider call was seen to consume, even when it failed half-way. */
 export interface AttemptObservation {
@@ -122,7 +122,8 @@ async function resolveUrlParts(
   const needsDownload = (part: { type: string; data?: unknown }): part is LanguageModelV4FilePart =>
     part.type === "file" && (part as LanguageModelV4FilePart).data.type === "url";
   const hasUrl = prompt.some(
-    (message) => message.role !== "system" && (message.content as Array<{ type: string }>).some(needsDownload),
+    (message) =>
+      message.role !== "system" && (message.content as Array<{ type: string }>).some(needsDownload),
   );
   if (!hasUrl) return prompt;
   const supportedUrls = (await model.supportedUrls) as SupportedUrls;
@@ -146,9 +147,34 @@ async function resolveUrlParts(
     prompt.map(async (message) =>
       message.role === "system"
         ? message
-        : ({ ...message, content: await Promise.all(message.content.map(resolvePart)) } as LanguageModelV4Message),
+        : ({
+            ...message,
+            content: await Promise.all(message.content.map(resolvePart)),
+          } as LanguageModelV4Message),
     ),
   );
+}
+
+/** The AI SDK call: messages (URLs the model cannot take downloaded), params and prompt fields. */
+async function callOptionsFor(
+  model: LanguageModelV4,
+  options: StreamModelTextOptions,
+): Promise<LanguageModelV4CallOptions> {
+  const { params, modelRef } = options;
+  const fields = modelRef
+    ? { modelRef, params, output: options.output, providerOptions: options.providerOptions }
+    : undefined;
+  if (fields) assertModelTakesPromptFields(fields);
+  return {
+    prompt: await resolveUrlParts(toProviderPrompt(options.messages), model, options),
+    abortSignal: options.signal,
+    temperature: params.temperature,
+    topP: params.topP,
+    maxOutputTokens: params.maxOutputTokens,
+    stopSequences: params.stopSequences,
+    seed: params.seed,
+    ...(fields ? promptCallOptions(fields) : {}),
+  };
 }
 
 /**
@@ -163,21 +189,8 @@ export async function streamModelText(
   options: StreamModelTextOptions,
   observation: AttemptObservation,
 ): Promise<void> {
-  const { params, signal, onActivity, onText, modelRef } = options;
-  const fields = modelRef
-    ? { modelRef, params, output: options.output, providerOptions: options.providerOptions }
-    : undefined;
-  if (fields) assertModelTakesPromptFields(fields);
-  const call: LanguageModelV4CallOptions = {
-    prompt: await resolveUrlParts(toProviderPrompt(options.messages), model, options),
-    abortSignal: signal,
-    temperature: params.temperature,
-    topP: params.topP,
-    maxOutputTokens: params.maxOutputTokens,
-    stopSequences: params.stopSequences,
-    seed: params.seed,
-    ...(fields ? promptCallOptions(fields) : {}),
-  };
+  const { signal, onActivity, onText, modelRef } = options;
+  const call = await callOptionsFor(model, options);
   let stream: ReadableStream<LanguageModelV4StreamPart>;
   try {
     ({ stream } = await model.doStream(call));

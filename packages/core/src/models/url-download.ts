@@ -68,7 +68,8 @@ export function createUrlDownloader(options: { allowPrivate: boolean; fetch?: ty
         throw refuse(host, why);
       }
       const data = await readCapped(response, host);
-      const mediaType = response.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase() || undefined;
+      const mediaType =
+        response.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase() || undefined;
       return { data, mediaType };
     } catch (error) {
       if (signal.aborted) throw signal.reason ?? error;
@@ -77,7 +78,8 @@ export function createUrlDownloader(options: { allowPrivate: boolean; fetch?: ty
         throw refuse(host, error.message);
       }
       if (error instanceof TransientDownloadError) throw error;
-      if (timeout.aborted) throw new TransientDownloadError(`could not download the file at ${host}: timed out`);
+      if (timeout.aborted)
+        throw new TransientDownloadError(`could not download the file at ${host}: timed out`);
       const why = error instanceof Error ? error.message : String(error);
       throw new TransientDownloadError(`could not download the file at ${host}: ${why}`);
     }

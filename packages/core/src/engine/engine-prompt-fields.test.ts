@@ -283,6 +283,8 @@ describe("OpenAI chat completions", () => {
       "openai:gpt-4o-mini cannot take providerOptions.openai.reasoningSummary: reasoningSummary is only supported by the Responses API, not the Chat Completions API",
     );
     expect(ended.attempts).toBe(1);
+    // Found by building the request with the SDK's own builder: nothing was sent (nor paid).
+    expect(openai.requests).toHaveLength(0);
   });
 });
 
@@ -325,6 +327,19 @@ describe("Anthropic messages", () => {
     expect(anthropic.requests[0]!.body).toMatchObject({
       thinking: { type: "enabled", budget_tokens: 4_000 },
     });
+  });
+
+  test("an Anthropic option the SDK would drop fails the run before any request", async () => {
+    const anthropic = track(startFakeAnthropic(stream(["never"])));
+    const fixture = await anthropicFixture(anthropic, {
+      providerOptions: { anthropic: { serviceTier: "priority" } },
+    });
+    const ended = await runToEnd(fixture, { message: "hi" });
+    expect(ended.status).toBe("failed");
+    expect(ended.error).toStartWith(
+      'anthropic:claude-sonnet-4-5 cannot take providerOptions.anthropic.serviceTier: serviceTier "priority" is not supported',
+    );
+    expect(anthropic.requests).toHaveLength(0);
   });
 });
 

@@ -13,6 +13,7 @@ import {
 } from "@ai-sdk/provider";
 import { createParser } from "eventsource-parser";
 import { sdkChatRequestBuilder } from "./sdk-chat-request.ts";
+import { WRAPPED_SDK_MODEL } from "./sdk-preflight.ts";
 
 /**
  * Which AI SDK provider the lean reader stands in for: they differ in how a stream without a
@@ -499,5 +500,7 @@ export function createLeanChatStreamModel(options: LeanChatStreamOptions): Langu
     supportedUrls: sdkModel.supportedUrls,
     doGenerate: (callOptions) => sdkModel.doGenerate(callOptions),
     doStream,
-  };
+    // The request pre-flight of a call off the lean path asks the SDK model (sdk-preflight.ts).
+    [WRAPPED_SDK_MODEL]: sdkModel,
+  } as LanguageModelV4;
 }

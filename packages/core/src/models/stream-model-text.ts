@@ -10,6 +10,7 @@ import type {
 import type { OutputSpec, PromptMessage, PromptParams, ProviderOptions } from "@promptrun/contract";
 import { assertModelTakesPromptFields, promptCallOptions } from "./call-options.ts";
 import { assertNoDroppedFields, requestShapeError } from "./provider-warnings.ts";
+import { preflightWarnings } from "./sdk-preflight.ts";
 import type { DownloadedFile, UrlDownloader } from "./url-download.ts";
 
 /** What one provider call was seen to consume, even when it failed half-way. */
@@ -193,6 +194,10 @@ export async function streamModelText(
   const call = await callOptionsFor(model, options);
   let stream: ReadableStream<LanguageModelV4StreamPart>;
   try {
+    // Only a call with prompt fields beyond plain text pays for the pre-flight.
+    const asksMore = call.responseFormat || call.reasoning || call.providerOptions;
+    if (modelRef && asksMore)
+      assertNoDroppedFields(modelRef, (await preflightWarnings(model, call)) ?? [], call);
     ({ stream } = await model.doStream(call));
   } catch (error) {
     throw modelRef ? requestShapeError(modelRef, error) : error;

@@ -274,16 +274,26 @@ describe("OpenAI chat completions", () => {
 
   test("a provider option the SDK warns it drops fails the run, naming it (never silently dropped)", async () => {
     const openai = track(startFakeOpenAI(stream(["dropped?"])));
-    const fixture = await openAIFixture(openai, {
-      providerOptions: { openai: { reasoningSummary: "auto" } },
-    });
+    const fixture = await openAIFixture(openai, { providerOptions: { openai: { serviceTier: "flex" } } });
     const ended = await runToEnd(fixture, { message: "hi" });
     expect(ended.status).toBe("failed");
     expect(ended.error).toBe(
-      "openai:gpt-4o-mini cannot take providerOptions.openai.reasoningSummary: reasoningSummary is only supported by the Responses API, not the Chat Completions API",
+      "openai:gpt-4o-mini cannot take providerOptions.openai.serviceTier: flex processing is only available for o3, o4-mini, and gpt-5 models",
     );
     expect(ended.attempts).toBe(1);
     // Found by building the request with the SDK's own builder: nothing was sent (nor paid).
+    expect(openai.requests).toHaveLength(0);
+  });
+
+  test("a provider option the OpenAI provider does not know fails the run instead of vanishing", async () => {
+    const openai = track(startFakeOpenAI(stream(["never"])));
+    const fixture = await openAIFixture(openai, { providerOptions: { openai: { promptCacheKy: "typo" } } });
+    const ended = await runToEnd(fixture, { message: "hi" });
+    expect(ended.status).toBe("failed");
+    expect(ended.error).toStartWith(
+      "openai:gpt-4o-mini cannot take providerOptions.openai.promptCacheKy: not an option of the AI SDK's OpenAI chat provider (known: ",
+    );
+    expect(ended.error).toContain("promptCacheKey");
     expect(openai.requests).toHaveLength(0);
   });
 });

@@ -1,4 +1,4 @@
-import { openaiModelCatalog } from "@ai-sdk/openai/internal";
+import { openaiLanguageModelChatOptions, openaiModelCatalog } from "@ai-sdk/openai/internal";
 import type { JSONSchema7, LanguageModelV4CallOptions, SharedV4ProviderOptions } from "@ai-sdk/provider";
 import type {
   OutputSpec,
@@ -55,16 +55,41 @@ const splitRef = (modelRef: string) => {
  * today `params.reasoning` on an OpenAI model its catalog marks as not reasoning. Cheap (a table
  * lookup): the engine calls it before each provider call, and create-run may call it for a 400.
  */
-export function assertModelTakesPromptFields(fields: Omit<PromptCallFields, "output" | "providerOptions">) {
-  if (!fields.params.reasoning) return;
+export function assertModelTakesPromptFields(fields: Omit<PromptCallFields, "output">) {
   const { provider, modelId } = splitRef(fields.modelRef);
   if (provider !== "openai") return;
+  const known = openAIChatOptionNames();
+  for (const name of Object.keys(fields.providerOptions?.openai ?? {})) {
+    if (known && !known.has(name)) {
+      throw invalid(
+        `${fields.modelRef} cannot take providerOptions.openai.${name}: not an option of the AI SDK's OpenAI chat provider (known: ${[...known].join(", ")})`,
+      );
+    }
+  }
+  if (!fields.params.reasoning) return;
   const language = openaiModelCatalog[modelId]?.capabilities?.language;
   if (language?.reasoning.support === false) {
     throw invalid(
       `${fields.modelRef} cannot take params.reasoning: the model does not reason (AI SDK model catalog)`,
     );
   }
+}
+
+let openAIOptionNames: Set<string> | null | undefined;
+
+/**
+ * The option names the OpenAI chat provider reads (its own options schema): any other key would
+ * be stripped by its validation without a word. Null when the schema cannot be read.
+ */
+function openAIChatOptionNames(): Set<string> | null {
+  if (openAIOptionNames !== undefined) return openAIOptionNames;
+  const jsonSchema = (openaiLanguageModelChatOptions() as { jsonSchema?: unknown }).jsonSchema as
+    | { properties?: Record<string, unknown>; then?: unknown }
+    | undefined;
+  const properties = typeof jsonSchema?.then === "function" ? undefined : jsonSchema?.properties;
+  // Read from the provider, not listed here: the names follow the pinned SDK version.
+  openAIOptionNames = properties ? new Set(Object.keys(properties)) : null;
+  return openAIOptionNames;
 }
 
 const reasoningOptions = (

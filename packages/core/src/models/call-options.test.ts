@@ -108,6 +108,7 @@ describe("what a model cannot take", () => {
     expect(fails({ type: "unsupported", feature: "temperature", details: "dropped" })).toBeNull();
     expect(fails({ type: "compatibility", feature: "reasoning", details: "mapped" })).toBeNull();
     expect(fails({ type: "deprecated", setting: "x", message: "y" })).toBeNull();
+    expect(fails({ type: "other", message: "system messages are removed for this model" })).toBeNull();
     expect(fails({ type: "unsupported", feature: "reasoning", details: "no" })).toBe(
       "openai:gpt-4o cannot take params.reasoning: no",
     );

@@ -19,7 +19,11 @@ const TOLERATED_FEATURES = new Set([
 /** The prompt field a provider warning is about, or null when the warning is harmless. */
 function promptFieldOf(warning: SharedV4Warning, call: LanguageModelV4CallOptions): string | null {
   if (warning.type === "compatibility" || warning.type === "deprecated") return null;
-  if (warning.type === "other") return call.providerOptions ? "providerOptions" : null;
+  if (warning.type === "other") {
+    // A model that takes no system message has always had it dropped (an old prompt keeps working).
+    if (/system message/i.test(warning.message)) return null;
+    return call.providerOptions ? "providerOptions" : null;
+  }
   const feature = warning.feature;
   if (TOLERATED_FEATURES.has(feature)) return null;
   if (/reasoning|thinking|effort/i.test(feature) && call.reasoning !== undefined) return "params.reasoning";

@@ -8,6 +8,7 @@ import type {
   LanguageModelV4Usage,
 } from "@ai-sdk/provider";
 import type { OutputSpec, PromptMessage, PromptParams, ProviderOptions } from "@promptrun/contract";
+import { invalid } from "../errors.ts";
 import { assertModelTakesPromptFields, promptCallOptions } from "./call-options.ts";
 import { assertNoDroppedFields, requestShapeError } from "./provider-warnings.ts";
 import { preflightWarnings } from "./sdk-preflight.ts";
@@ -71,6 +72,15 @@ export const textOfContent = (content: PromptMessage["content"]): string =>
 
 const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
 
+/** An image/file part's URL; anything but an http(s) URL is refused (never retried). */
+const webUrlOf = (source: string, kind: "image" | "file"): URL => {
+  const url = URL.parse(source);
+  if (url && (url.protocol === "https:" || url.protocol === "http:")) return url;
+  throw invalid(
+    `${kind === "image" ? "an image" : "a file"} part must be an https URL or a base64 data: URL`,
+  );
+};
+
 const toProviderParts = (
   content: PromptMessage["content"],
 ): Array<LanguageModelV4TextPart | LanguageModelV4FilePart> => {
@@ -81,7 +91,7 @@ const toProviderParts = (
     const inline = DATA_URL.exec(source);
     return {
       type: "file",
-      data: inline ? { type: "data", data: inline[2]! } : { type: "url", url: new URL(source) },
+      data: inline ? { type: "data", data: inline[2]! } : { type: "url", url: webUrlOf(source, part.type) },
       mediaType:
         part.mediaType ?? inline?.[1] ?? (part.type === "image" ? "image/*" : "application/octet-stream"),
       ...(part.type === "file" && part.filename ? { filename: part.filename } : {}),
@@ -98,7 +108,7 @@ const toProviderPrompt = (messages: PromptMessage[]): LanguageModelV4Message[] =
 type SupportedUrls = Record<string, RegExp[]>;
 
 /** Whether the model takes `url` of `mediaType` as a URL (the AI SDK's supportedUrls rule). */
-export function takesUrl(supportedUrls: SupportedUrls, mediaType: string, url: URL): boolean {
+function takesUrl(supportedUrls: SupportedUrls, mediaType: string, url: URL): boolean {
   const type = mediaType.toLowerCase();
   const topLevel = type.split("/")[0];
   for (const [pattern, regexes] of Object.entries(supportedUrls)) {

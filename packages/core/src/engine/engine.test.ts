@@ -95,6 +95,8 @@ describe("engine with real AI SDK providers against wire-level fakes", () => {
     expect(completed.type === "run.completed" && completed.data).toEqual({
       runId: run.id,
       output: "Hello there",
+      outputJson: null,
+      finishReason: "stop",
       tokenUsage: ended.tokenUsage!,
       cost: ended.cost!,
       finishedAt: ended.finishedAt!.toISOString(),

@@ -3,7 +3,7 @@
  * compare-and-set end, the thread event and the run metric. The executor (completed or failed)
  * and cancellation (a run not executing here) both end runs through it.
  */
-import type { Cost, CostBlock, RunMemory, TokenUsage } from "@promptrun/contract";
+import type { Cost, CostBlock, FinishReason, RunMemory, TokenUsage } from "@promptrun/contract";
 import type {
   Clock,
   MemoryMessage,
@@ -41,6 +41,11 @@ export function truncateErrorMessage(message: string): string {
 
 export interface CompletedEnding {
   output: string;
+  /** The parsed output of a json_schema prompt, else null. */
+  outputJson?: unknown;
+  finishReason?: FinishReason | null;
+  /** History the run carried and left out (absent: not read). */
+  memoryWindow?: RunMemory | null;
   tokenUsage: TokenUsage;
   cost: Cost;
   /** The run's first attempt start. */
@@ -50,21 +55,21 @@ export interface CompletedEnding {
   memory: MemoryMessage[];
   /** Metrics label of the run's model. */
   modelLabel: string;
-  /** History the run carried and left out (absent: not read). */
-  memoryWindow?: RunMemory | null;
 }
 
 export interface FailedEnding {
   /** Trimmed to MAX_ERROR_MESSAGE_BYTES here. */
   error: string;
+  /** Of the last model call, when one finished (an answer that failed its schema). */
+  finishReason?: FinishReason | null;
+  /** History the run carried and left out, when it was read before the run failed. */
+  memoryWindow?: RunMemory | null;
   /** Cost of the failed attempts (retries); none for a run that never reached a provider. */
   retryBlocks?: CostBlock[];
   startedAt?: Date | null;
   attempts?: number;
   /** Metrics label of the run's model; without one (a run cancelled before it executed) no metric. */
   modelLabel?: string;
-  /** History the run carried and left out, when it was read before the run failed. */
-  memoryWindow?: RunMemory | null;
 }
 
 /** Ends a run as completed. false: it had already ended (the store's compare-and-set lost). */
@@ -75,10 +80,16 @@ export async function endRunCompleted(
 ): Promise<boolean> {
   const finishedAt = deps.clock.now();
   const { output, tokenUsage, cost } = ending;
+  const outputJson = ending.outputJson ?? null;
+  const finishReason = ending.finishReason ?? null;
+  const memoryWindow = ending.memoryWindow ?? null;
   const finalRun: RunRecord = {
     ...run,
     status: "completed",
     output,
+    outputJson,
+    finishReason,
+    memoryWindow,
     error: null,
     tokenUsage,
     cost,
@@ -86,16 +97,17 @@ export async function endRunCompleted(
     finishedAt,
     attempts: ending.attempts,
     encryptedEnvVars: null,
-    memoryWindow: ending.memoryWindow ?? null,
   };
   const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
   const ended = await deps.store.runs.complete(run.id, {
     output,
+    outputJson,
+    finishReason,
+    memoryWindow,
     tokenUsage,
     cost,
     finishedAt,
     memory: ending.memory,
-    memoryWindow: ending.memoryWindow ?? null,
     deliveries,
   });
   if (!ended) return false;
@@ -104,10 +116,12 @@ export async function endRunCompleted(
     data: {
       runId: run.id,
       output,
+      outputJson,
+      finishReason,
+      memory: memoryWindow,
       tokenUsage,
       cost,
       finishedAt: finishedAt.toISOString(),
-      ...(ending.memoryWindow ? { memory: ending.memoryWindow } : {}),
     },
   });
   deps.metrics?.runFinished("completed", ending.modelLabel, finishedAt.getTime() - run.createdAt.getTime());
@@ -132,21 +146,24 @@ export async function endRunFailed(
     status: "failed",
     error,
     output: null,
+    outputJson: null,
+    finishReason: ending.finishReason ?? null,
+    memoryWindow: ending.memoryWindow ?? run.memoryWindow,
     tokenUsage: null,
     cost,
     startedAt: ending.startedAt ?? run.startedAt,
     finishedAt,
     attempts: ending.attempts ?? run.attempts,
     encryptedEnvVars: null,
-    memoryWindow: ending.memoryWindow ?? run.memoryWindow,
   };
   const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
   const ended = await deps.store.runs.fail(run.id, {
     error,
     cost,
     finishedAt,
-    memoryWindow: finalRun.memoryWindow,
     deliveries,
+    finishReason: ending.finishReason ?? null,
+    memoryWindow: finalRun.memoryWindow,
   });
   if (!ended) return false;
   deps.events.publish(run.tenantId, run.threadId, {

@@ -1,12 +1,26 @@
 import type { LanguageModelV4 } from "@ai-sdk/provider";
-import type { CostBlock, PromptDefinition, PromptMessage, RunMemory, TokenUsage } from "@promptrun/contract";
+import type {
+  CostBlock,
+  FinishReason,
+  PromptDefinition,
+  PromptMessage,
+  RunMemory,
+  TokenUsage,
+} from "@promptrun/contract";
 import type { PromptrunConfig } from "../config.ts";
 import { loadEnvironmentVars } from "../environments/load-environment-vars.ts";
 import { PromptrunError } from "../errors.ts";
 import { memoryMessageOf, promptMessageOfMemory, readRunMemory } from "../memory-window.ts";
 import type { ModelGateway, ResolvedModel } from "../models/model-gateway.ts";
-import { type AttemptObservation, emptyObservation, streamModelText } from "../models/stream-model-text.ts";
+import { outputJsonOf } from "../models/output-json.ts";
+import {
+  type AttemptObservation,
+  emptyObservation,
+  streamModelText,
+  textOfContent,
+} from "../models/stream-model-text.ts";
 import { tokenUsageFromProvider } from "../models/token-usage.ts";
+import type { DownloadedFile } from "../models/url-download.ts";
 import type {
   Clock,
   MemoryMessage,
@@ -56,7 +70,7 @@ const RESUMES_BEYOND_ATTEMPT_LIMIT = 10;
 
 /** Rough tokens of text when a provider reported nothing (≈ 4 characters per token). */
 const estimateTokens = (messages: PromptMessage[]): number =>
-  Math.ceil(messages.reduce((sum, message) => sum + message.content.length, 0) / 4);
+  Math.ceil(messages.reduce((sum, message) => sum + textOfContent(message.content).length, 0) / 4);
 
 interface PreparedRun {
   definition: PromptDefinition;
@@ -69,8 +83,23 @@ interface PreparedRun {
 }
 
 type AttemptResult =
-  | { ok: true; output: string; usage: TokenUsage }
-  | { ok: false; failure: AttemptFailure; interruption: RunInterruption | null; consumed: TokenUsage };
+  | { ok: true; output: string; outputJson: unknown; finishReason: FinishReason; usage: TokenUsage }
+  | {
+      ok: false;
+      failure: AttemptFailure;
+      interruption: RunInterruption | null;
+      consumed: TokenUsage;
+      /** Set when the call finished but its answer was refused (a strict schema mismatch). */
+      finishReason?: FinishReason;
+    };
+
+/** The run's finish reason in the contract's terms (an SDK reason it does not know is `other`). */
+const FINISH_REASONS = new Set<string>(["stop", "length", "tool-calls", "content-filter", "error", "other"]);
+const contractFinishReason = (unified: string): FinishReason =>
+  FINISH_REASONS.has(unified) ? (unified as FinishReason) : "other";
+
+/** Per run: files downloaded for the provider, reused by a retry. */
+const runDownloads = new WeakMap<object, Map<string, Promise<DownloadedFile>>>();
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -108,9 +137,11 @@ export async function executeRun(
     error: string,
     cancelled: boolean,
     lastAttempt: number,
+    finishReason: FinishReason | null = null,
   ): Promise<ExecutionOutcome> => {
     const ended = await endRunFailed(deps, run, {
       error,
+      finishReason,
       retryBlocks,
       startedAt,
       attempts: lastAttempt,
@@ -122,11 +153,13 @@ export async function executeRun(
 
   const endCompleted = async (
     prepared: PreparedRun,
-    result: { output: string; usage: TokenUsage },
+    result: { output: string; outputJson: unknown; finishReason: FinishReason; usage: TokenUsage },
     attempt: number,
   ): Promise<ExecutionOutcome> => {
     const ended = await endRunCompleted(deps, run, {
       output: result.output,
+      outputJson: result.outputJson,
+      finishReason: result.finishReason,
       tokenUsage: result.usage,
       cost: buildCost(priceBlock(prepared.definition.model, result.usage), sumCostBlocks(retryBlocks)),
       startedAt,
@@ -210,7 +243,7 @@ export async function executeRun(
     if (result.interruption?.kind === "stop") return { kind: "interrupted" };
     if (result.interruption?.kind === "cancel") return endFailed(CANCELLED, true, attempt);
     const finalError = finalErrorOf(result.failure, attempt, lastAllowedAttempt);
-    if (finalError !== null) return endFailed(finalError, false, attempt);
+    if (finalError !== null) return endFailed(finalError, false, attempt, result.finishReason ?? null);
     if (!(await backOff(attempt - firstAttempt, result.failure))) return whenAborted(attempt);
   }
 }
@@ -387,6 +420,10 @@ async function runAttempt(
       {
         messages: prepared.messages,
         params: definition.params,
+        modelRef: definition.model,
+        output: definition.output,
+        providerOptions: definition.providerOptions,
+        ...(resolved.download ? { download: resolved.download, downloads: downloadsOf(prepared) } : {}),
         signal: controller.signal,
         onActivity: touch,
         onText: (delta) => {
@@ -477,5 +514,27 @@ function attemptResultOf(
     };
     return { ok: false, failure, interruption: null, consumed: consumedBy(observation, prepared.messages) };
   }
-  return { ok: true, output, usage: tokenUsageFromProvider(observation.reportedUsage) };
+  const usage = tokenUsageFromProvider(observation.reportedUsage);
+  const read = outputJsonOf(prepared.definition.output, output);
+  const reason = contractFinishReason(finishReason);
+  if (!read.ok) {
+    // The answer came and was paid for: it counts as a failed attempt, never retried.
+    const failure: AttemptFailure = {
+      retryable: false,
+      reason: "unknown",
+      message: read.error,
+      retryAfterMs: null,
+    };
+    return { ok: false, failure, interruption: null, consumed: usage, finishReason: reason };
+  }
+  return { ok: true, output, outputJson: read.value, finishReason: reason, usage };
+}
+
+function downloadsOf(prepared: PreparedRun): Map<string, Promise<DownloadedFile>> {
+  let downloads = runDownloads.get(prepared);
+  if (!downloads) {
+    downloads = new Map();
+    runDownloads.set(prepared, downloads);
+  }
+  return downloads;
 }

@@ -125,3 +125,42 @@ describe("dev:echo bounds its work", () => {
     expect(longestGap).toBeLessThan(1_000);
   }, 60_000);
 });
+
+describe("dev:echo with an output schema", () => {
+  const schema = {
+    type: "object",
+    properties: { reply: { type: "string", maxLength: 12 }, escalate: { type: "boolean" } },
+    required: ["reply", "escalate"],
+    additionalProperties: false,
+  };
+
+  test("streams JSON built from the schema; a text prompt still gets its echo", async () => {
+    const run = async (output?: { format: "json_schema"; schema: Record<string, unknown> }) => {
+      const texts: string[] = [];
+      const observation = emptyObservation();
+      await streamModelText(
+        createDevEchoModel(),
+        {
+          messages: [{ role: "user", content: "please refund order 12" }],
+          params: {},
+          modelRef: "dev:echo",
+          output,
+          signal: new AbortController().signal,
+          onActivity: () => {},
+          onText: (delta) => texts.push(delta),
+        },
+        observation,
+      );
+      return { texts, observation };
+    };
+    const json = await run({ format: "json_schema", schema });
+    expect(JSON.parse(json.texts.join(""))).toEqual({ reply: "please refun", escalate: true });
+    expect(json.texts.length).toBeGreaterThan(1);
+    expect(json.observation.reportedUsage?.outputTokens.total).toBe(json.texts.length);
+    expect(json.observation.finishReason).toBe("stop");
+
+    const text = await run();
+    expect(text.texts).toEqual(["please ", "refund ", "order ", "12"]);
+    expect(text.observation.reportedUsage?.outputTokens.total).toBe(4);
+  });
+});

@@ -5,6 +5,7 @@ import type {
   LanguageModelV4StreamPart,
   LanguageModelV4Usage,
 } from "@ai-sdk/provider";
+import { jsonFromSchema } from "./json-from-schema.ts";
 
 export interface DevEchoOptions {
   /** Pause between streamed words (prompt param `delayMs`). */
@@ -66,6 +67,33 @@ const echoedText = (text: string): string => {
 /** A macrotask turn: lets timers and I/O run between bursts of pieces. */
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Characters per streamed piece of a JSON answer (its usage counts one output token per piece). */
+const JSON_PIECE_CHARS = 16;
+
+/** The schema a call asks its answer to conform to, if any. */
+const outputSchemaOf = (call: LanguageModelV4CallOptions): unknown =>
+  call.responseFormat?.type === "json" && call.responseFormat.schema !== undefined
+    ? call.responseFormat.schema
+    : undefined;
+
+/** A JSON answer built from the schema, cut into JSON_PIECE_CHARS pieces. */
+const jsonPieces = (schema: unknown, text: string): string[] => {
+  const json = JSON.stringify(jsonFromSchema(schema, text));
+  const pieces: string[] = [];
+  for (let start = 0; start < json.length; start += JSON_PIECE_CHARS)
+    pieces.push(json.slice(start, start + JSON_PIECE_CHARS));
+  return pieces;
+};
+
+/** What dev:echo answers: the echoed message as word pieces, or JSON for an output schema. */
+const answerOf = (call: LanguageModelV4CallOptions): { pieces: string[]; json: boolean } => {
+  const text = echoedText(lastUserText(call.prompt));
+  const schema = outputSchemaOf(call);
+  return schema === undefined
+    ? { pieces: echoPieces(text), json: false }
+    : { pieces: jsonPieces(schema, text), json: true };
+};
+
 const lastUserText = (prompt: LanguageModelV4Prompt): string => {
   for (let index = prompt.length - 1; index >= 0; index--) {
     const message = prompt[index]!;
@@ -105,7 +133,9 @@ const pause = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
  * `dev:echo`: a deterministic development model (never a real one). Streams back the last user
  * message (its first DEV_ECHO_MAX_CHARS characters) word by word, waiting `delayMs` between
  * words, and reports word counts as usage (input: words of every prompt message; output: words
- * streamed). PROMPTRUN_DEV_MODEL=false turns it off (see known-providers.ts).
+ * streamed). A call with an output schema gets JSON built from the schema instead
+ * (json-from-schema.ts), in JSON_PIECE_CHARS pieces counted as one output token each.
+ * PROMPTRUN_DEV_MODEL=false turns it off (see known-providers.ts).
  */
 export function createDevEchoModel(options: DevEchoOptions = {}): LanguageModelV4 {
   const delayMs = options.delayMs ?? 0;
@@ -116,12 +146,13 @@ export function createDevEchoModel(options: DevEchoOptions = {}): LanguageModelV
     supportedUrls: {},
 
     async doGenerate(call: LanguageModelV4CallOptions) {
-      const text = echoedText(lastUserText(call.prompt));
-      await pause(delayMs * Math.max(0, echoPieces(text).length - 1), call.abortSignal);
+      const { pieces, json } = answerOf(call);
+      const text = pieces.join("");
+      await pause(delayMs * Math.max(0, pieces.length - 1), call.abortSignal);
       return {
         content: [{ type: "text", text }],
         finishReason: { unified: "stop", raw: "stop" },
-        usage: usageOf(call.prompt, countWords(text)),
+        usage: usageOf(call.prompt, json ? pieces.length : countWords(text)),
         warnings: [],
       };
     },
@@ -129,7 +160,7 @@ export function createDevEchoModel(options: DevEchoOptions = {}): LanguageModelV
     async doStream(call: LanguageModelV4CallOptions) {
       const signal = call.abortSignal;
       if (signal?.aborted) throw abortError(signal);
-      const pieces = echoPieces(echoedText(lastUserText(call.prompt)));
+      const { pieces, json } = answerOf(call);
       let cancelled = false;
       const stream = new ReadableStream<LanguageModelV4StreamPart>({
         async start(controller) {
@@ -144,7 +175,7 @@ export function createDevEchoModel(options: DevEchoOptions = {}): LanguageModelV
               if (cancelled) return;
               if (signal?.aborted) throw abortError(signal);
               controller.enqueue({ type: "text-delta", id: "0", delta: piece });
-              outputWords += countWords(piece);
+              outputWords += json ? 1 : countWords(piece);
             }
             controller.enqueue({ type: "text-end", id: "0" });
             controller.enqueue({

@@ -1,7 +1,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import type { LanguageModelV4, LanguageModelV4StreamPart } from "@ai-sdk/provider";
+import type {
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4StreamPart,
+} from "@ai-sdk/provider";
 import { classifyAttemptError } from "../engine/attempt-failure.ts";
 import { startFakeOpenAI } from "../testing/fake-providers/index.ts";
 import { type ChatStreamFlavor, createLeanChatStreamModel } from "./lean-chat-stream-model.ts";
@@ -311,7 +315,7 @@ describe("lean chat stream", () => {
     }
   });
 
-  test("tools go to the SDK model: the lean reader does not guess at them", async () => {
+  test("tools, output schemas, reasoning, provider options and file parts go to the SDK model", async () => {
     scripted = { frames: [token("a"), finishChunk("stop"), usageChunk, done] };
     const sdkModel = sdkModelFor("openai");
     let delegated = 0;
@@ -341,5 +345,35 @@ describe("lean chat stream", () => {
     expect(delegated).toBe(1);
     await streamParts(lean);
     expect(delegated).toBe(1);
+
+    // Structured output, reasoning, provider options and file parts go there too.
+    const user = (content: LanguageModelV4CallOptions["prompt"][number]["content"]) =>
+      [{ role: "user", content }] as LanguageModelV4CallOptions["prompt"];
+    const text = user([{ type: "text", text: "hi" }]);
+    const others: LanguageModelV4CallOptions[] = [
+      { prompt: text, responseFormat: { type: "json", schema: { type: "object" } } },
+      { prompt: text, reasoning: "low" },
+      { prompt: text, providerOptions: { openai: { promptCacheKey: "k" } } },
+      {
+        prompt: user([
+          { type: "text", text: "see" },
+          {
+            type: "file",
+            mediaType: "image/png",
+            data: { type: "url", url: new URL("https://x.test/a.png") },
+          },
+        ]),
+      },
+    ];
+    for (const [index, options] of others.entries()) {
+      await (await lean.doStream(options)).stream.cancel();
+      expect(delegated).toBe(2 + index);
+    }
+    // A plain text call with the portable default still takes the lean path.
+    await streamParts(lean);
+    await lean
+      .doStream({ prompt: text, reasoning: "provider-default" })
+      .then((result) => result.stream.cancel());
+    expect(delegated).toBe(1 + others.length);
   });
 });

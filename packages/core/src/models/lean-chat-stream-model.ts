@@ -13,6 +13,7 @@ import {
 } from "@ai-sdk/provider";
 import { createParser } from "eventsource-parser";
 import { sdkChatRequestBuilder } from "./sdk-chat-request.ts";
+import { WRAPPED_SDK_MODEL } from "./sdk-preflight.ts";
 
 /**
  * Which AI SDK provider the lean reader stands in for: they differ in how a stream without a
@@ -21,11 +22,12 @@ import { sdkChatRequestBuilder } from "./sdk-chat-request.ts";
 export type ChatStreamFlavor = "openai" | "compatible";
 
 /**
- * Only plain text prompts without tools, structured output, provider options or raw chunks take
- * the lean path; anything else goes to the SDK model, which knows all of it.
+ * Only plain text prompts without tools, structured output, reasoning, provider options, file
+ * parts or raw chunks take the lean path; anything else goes to the SDK model, which knows all of it.
  */
 const leanPathFits = (options: LanguageModelV4CallOptions): boolean =>
   !options.tools?.length &&
+  (options.reasoning === undefined || options.reasoning === "provider-default") &&
   options.toolChoice === undefined &&
   (options.responseFormat === undefined || options.responseFormat.type === "text") &&
   options.providerOptions === undefined &&
@@ -498,5 +500,7 @@ export function createLeanChatStreamModel(options: LeanChatStreamOptions): Langu
     supportedUrls: sdkModel.supportedUrls,
     doGenerate: (callOptions) => sdkModel.doGenerate(callOptions),
     doStream,
-  };
+    // The request pre-flight of a call off the lean path asks the SDK model (sdk-preflight.ts).
+    [WRAPPED_SDK_MODEL]: sdkModel,
+  } as LanguageModelV4;
 }

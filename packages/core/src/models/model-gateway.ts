@@ -12,6 +12,7 @@ import { assertKnownModel } from "./known-providers.ts";
 import { createLeanChatStreamModel } from "./lean-chat-stream-model.ts";
 import { parseModelRef } from "./model-ref.ts";
 import { envPrefixOf, type ProviderCredentials, resolveProviderCredentials } from "./provider-credentials.ts";
+import { createUrlDownloader, type UrlDownloader } from "./url-download.ts";
 
 export interface ModelRequest {
   /** `provider:model` */
@@ -27,6 +28,8 @@ export interface ResolvedModel {
   modelId: string;
   /** Credentials in use: redacted from any error message. */
   secrets: string[];
+  /** Fetches an image/file URL the model cannot take as a URL (none for dev:echo, which needs no bytes). */
+  download?: UrlDownloader;
 }
 
 /** Turns a model ref into an AI SDK model; rejects with PromptrunError("invalid") on config problems. */
@@ -71,6 +74,10 @@ export function createModelGateway(options: ModelGatewayOptions): ModelGateway {
     });
     return guardedFetch;
   };
+
+  // File URLs are tenant URLs whoever's key the run uses: always through the guard, never capped
+  // by the provider-response caps (the downloader has its own).
+  const download = createUrlDownloader({ allowPrivate: config.allowPrivateUrls, fetch: rawFetch });
 
   const secretsOf = (credentials: ProviderCredentials) => (credentials.apiKey ? [credentials.apiKey] : []);
 
@@ -125,7 +132,7 @@ export function createModelGateway(options: ModelGatewayOptions): ModelGateway {
             fetch: transport,
           }),
         );
-        return { model: lean, provider, modelId: model, secrets: secretsOf(credentials) };
+        return { model: lean, provider, modelId: model, secrets: secretsOf(credentials), download };
       }
       if (provider === "anthropic") {
         const credentials = resolveProviderCredentials(
@@ -137,7 +144,13 @@ export function createModelGateway(options: ModelGatewayOptions): ModelGateway {
           baseURL: credentials.baseUrl ?? ANTHROPIC_DEFAULT_URL,
           fetch: await transportFor(provider, credentials),
         });
-        return { model: anthropic(model), provider, modelId: model, secrets: secretsOf(credentials) };
+        return {
+          model: anthropic(model),
+          provider,
+          modelId: model,
+          secrets: secretsOf(credentials),
+          download,
+        };
       }
       const endpoint = config.providers.compatible.find((candidate) => candidate.name === provider);
       if (!endpoint) throw invalid(`unknown model provider '${provider}'`); // assertKnownModel caught it
@@ -158,6 +171,8 @@ export function createModelGateway(options: ModelGatewayOptions): ModelGateway {
               baseURL: credentials.baseUrl ?? endpoint.baseUrl,
               apiKey: credentials.apiKey,
               includeUsage: true,
+              // OpenAI-compatible servers get `response_format: json_schema` as OpenAI does.
+              supportsStructuredOutputs: true,
               fetch: transport,
             }).chatModel(model),
             flavor: "compatible",
@@ -168,6 +183,7 @@ export function createModelGateway(options: ModelGatewayOptions): ModelGateway {
         provider,
         modelId: model,
         secrets: secretsOf(credentials),
+        download,
       };
     },
   };

@@ -1,7 +1,8 @@
 import type { LanguageModelV4, LanguageModelV4CallOptions, SharedV4Warning } from "@ai-sdk/provider";
 
 /**
- * The only place that reaches into the AI SDK chat model's private parts (`getArgs`, `config`),
+ * The lean path's only reach into the AI SDK chat model's private parts (`getArgs`, `config`;
+ * sdk-preflight.ts reads `getArgs` warnings for calls off the lean path),
  * so the lean stream reader sends exactly the request the SDK would. They are not public API:
  * `sdk-chat-request.test.ts` compares what this builds with what the SDK model itself sends, so
  * an SDK upgrade that moves them fails there, loudly (docs/PERFORMANCE.md). The one difference:

@@ -91,3 +91,35 @@ describe("streamModelText", () => {
     expect(texts).toEqual(["partial"]);
   });
 });
+
+describe("streamModelText image and file parts", () => {
+  test("a part that is neither an http(s) URL nor a base64 data URL is refused before any call", async () => {
+    const model = new MockLanguageModelV4({
+      doStream: async () => ({ stream: simulateReadableStream({ chunks: [] }) }),
+    });
+    for (const [type, source] of [
+      ["image", "ftp://example.com/a.png"],
+      ["file", "not a url"],
+    ] as const) {
+      const part =
+        type === "image"
+          ? { type: "image" as const, image: source }
+          : { type: "file" as const, file: source };
+      const attempt = streamModelText(
+        model,
+        {
+          messages: [{ role: "user", content: [{ type: "text", text: "look" }, part] }],
+          params: {},
+          signal: new AbortController().signal,
+          onActivity: () => {},
+          onText: () => {},
+        },
+        emptyObservation(),
+      );
+      await expect(attempt).rejects.toThrow(
+        `${type === "image" ? "an image" : "a file"} part must be an https URL or a base64 data: URL`,
+      );
+    }
+    expect(model.doStreamCalls).toHaveLength(0);
+  });
+});

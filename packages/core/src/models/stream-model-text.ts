@@ -1,12 +1,18 @@
 import type {
   LanguageModelV4,
+  LanguageModelV4CallOptions,
   LanguageModelV4FilePart,
   LanguageModelV4Message,
   LanguageModelV4StreamPart,
   LanguageModelV4TextPart,
   LanguageModelV4Usage,
 } from "@ai-sdk/provider";
-import type { PromptMessage, PromptParams } from "@promptrun/contract";
+import type { OutputSpec, PromptMessage, PromptParams, ProviderOptions } from "@promptrun/contract";
+import { invalid } from "../errors.ts";
+import { assertModelTakesPromptFields, promptCallOptions } from "./call-options.ts";
+import { assertNoDroppedFields, requestShapeError } from "./provider-warnings.ts";
+import { preflightWarnings } from "./sdk-preflight.ts";
+import type { DownloadedFile, UrlDownloader } from "./url-download.ts";
 
 /** What one provider call was seen to consume, even when it failed half-way. */
 export interface AttemptObservation {
@@ -30,6 +36,14 @@ export interface StreamModelTextOptions {
   onActivity: () => void;
   /** Each non-empty text delta, in order. */
   onText: (delta: string) => void;
+  /** `provider:model`: with it, the prompt's output, reasoning and provider options are sent. */
+  modelRef?: string;
+  output?: OutputSpec | null | undefined;
+  providerOptions?: ProviderOptions | null | undefined;
+  /** Fetches an image/file URL the model cannot take as a URL (none: URLs are passed as they are). */
+  download?: UrlDownloader;
+  /** Downloads already made for this run, by URL (a retry does not fetch again). */
+  downloads?: Map<string, Promise<DownloadedFile>>;
 }
 
 const numberAt = (value: unknown, key: string): number => {
@@ -56,6 +70,17 @@ export const textOfContent = (content: PromptMessage["content"]): string =>
     ? content
     : content.map((part) => (part.type === "text" ? part.text : "")).join("");
 
+const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
+
+/** An image/file part's URL; anything but an http(s) URL is refused (never retried). */
+const webUrlOf = (source: string, kind: "image" | "file"): URL => {
+  const url = URL.parse(source);
+  if (url && (url.protocol === "https:" || url.protocol === "http:")) return url;
+  throw invalid(
+    `${kind === "image" ? "an image" : "a file"} part must be an https URL or a base64 data: URL`,
+  );
+};
+
 const toProviderParts = (
   content: PromptMessage["content"],
 ): Array<LanguageModelV4TextPart | LanguageModelV4FilePart> => {
@@ -63,10 +88,10 @@ const toProviderParts = (
   return content.map((part): LanguageModelV4TextPart | LanguageModelV4FilePart => {
     if (part.type === "text") return { type: "text", text: part.text };
     const source = part.type === "image" ? part.image : part.file;
-    const inline = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s.exec(source);
+    const inline = DATA_URL.exec(source);
     return {
       type: "file",
-      data: inline ? { type: "data", data: inline[2]! } : { type: "url", url: new URL(source) },
+      data: inline ? { type: "data", data: inline[2]! } : { type: "url", url: webUrlOf(source, part.type) },
       mediaType:
         part.mediaType ?? inline?.[1] ?? (part.type === "image" ? "image/*" : "application/octet-stream"),
       ...(part.type === "file" && part.filename ? { filename: part.filename } : {}),
@@ -80,6 +105,89 @@ const toProviderPrompt = (messages: PromptMessage[]): LanguageModelV4Message[] =
     return { role: message.role, content: toProviderParts(message.content) } as LanguageModelV4Message;
   });
 
+type SupportedUrls = Record<string, RegExp[]>;
+
+/** Whether the model takes `url` of `mediaType` as a URL (the AI SDK's supportedUrls rule). */
+function takesUrl(supportedUrls: SupportedUrls, mediaType: string, url: URL): boolean {
+  const type = mediaType.toLowerCase();
+  const topLevel = type.split("/")[0];
+  for (const [pattern, regexes] of Object.entries(supportedUrls)) {
+    const key = pattern.toLowerCase();
+    const matches = key === "*" || key === "*/*" || key === type || key === `${topLevel}/*`;
+    if (matches && regexes.some((regex) => regex.test(url.toString()))) return true;
+  }
+  return false;
+}
+
+/**
+ * Replaces each URL part the model cannot take with the downloaded bytes (media type from the
+ * response when the prompt did not name a precise one). Nothing to do: the prompt itself.
+ */
+async function resolveUrlParts(
+  prompt: LanguageModelV4Message[],
+  model: LanguageModelV4,
+  options: StreamModelTextOptions,
+): Promise<LanguageModelV4Message[]> {
+  const { download } = options;
+  if (!download) return prompt;
+  const needsDownload = (part: { type: string; data?: unknown }): part is LanguageModelV4FilePart =>
+    part.type === "file" && (part as LanguageModelV4FilePart).data.type === "url";
+  const hasUrl = prompt.some(
+    (message) =>
+      message.role !== "system" && (message.content as Array<{ type: string }>).some(needsDownload),
+  );
+  if (!hasUrl) return prompt;
+  const supportedUrls = (await model.supportedUrls) as SupportedUrls;
+  const cache = options.downloads ?? new Map<string, Promise<DownloadedFile>>();
+  const resolvePart = async <T extends { type: string }>(part: T): Promise<T> => {
+    if (!needsDownload(part)) return part;
+    const url = (part.data as { type: "url"; url: URL }).url;
+    if (takesUrl(supportedUrls, part.mediaType, url)) return part;
+    let pending = cache.get(url.toString());
+    if (!pending) {
+      pending = download(url, options.signal);
+      pending.catch(() => cache.delete(url.toString()));
+      cache.set(url.toString(), pending);
+    }
+    const file = await pending;
+    const vague = part.mediaType.endsWith("/*") || part.mediaType === "application/octet-stream";
+    const mediaType = vague && file.mediaType ? file.mediaType : part.mediaType;
+    return { ...part, data: { type: "data", data: file.data }, mediaType } as T;
+  };
+  return Promise.all(
+    prompt.map(async (message) =>
+      message.role === "system"
+        ? message
+        : ({
+            ...message,
+            content: await Promise.all(message.content.map(resolvePart)),
+          } as LanguageModelV4Message),
+    ),
+  );
+}
+
+/** The AI SDK call: messages (URLs the model cannot take downloaded), params and prompt fields. */
+async function callOptionsFor(
+  model: LanguageModelV4,
+  options: StreamModelTextOptions,
+): Promise<LanguageModelV4CallOptions> {
+  const { params, modelRef } = options;
+  const fields = modelRef
+    ? { modelRef, params, output: options.output, providerOptions: options.providerOptions }
+    : undefined;
+  if (fields) assertModelTakesPromptFields(fields);
+  return {
+    prompt: await resolveUrlParts(toProviderPrompt(options.messages), model, options),
+    abortSignal: options.signal,
+    temperature: params.temperature,
+    topP: params.topP,
+    maxOutputTokens: params.maxOutputTokens,
+    stopSequences: params.stopSequences,
+    seed: params.seed,
+    ...(fields ? promptCallOptions(fields) : {}),
+  };
+}
+
 /**
  * One streamed provider call through the model's own `doStream` (the AI SDK provider layer),
  * without `streamText`: no per-part re-validation, no stitched TransformStreams, no retries (the
@@ -92,16 +200,18 @@ export async function streamModelText(
   options: StreamModelTextOptions,
   observation: AttemptObservation,
 ): Promise<void> {
-  const { params, signal, onActivity, onText } = options;
-  const { stream } = await model.doStream({
-    prompt: toProviderPrompt(options.messages),
-    abortSignal: signal,
-    temperature: params.temperature,
-    topP: params.topP,
-    maxOutputTokens: params.maxOutputTokens,
-    stopSequences: params.stopSequences,
-    seed: params.seed,
-  });
+  const { signal, onActivity, onText, modelRef } = options;
+  const call = await callOptionsFor(model, options);
+  let stream: ReadableStream<LanguageModelV4StreamPart>;
+  try {
+    // Only a call with prompt fields beyond plain text pays for the pre-flight.
+    const asksMore = call.responseFormat || call.reasoning || call.providerOptions;
+    if (modelRef && asksMore)
+      assertNoDroppedFields(modelRef, (await preflightWarnings(model, call)) ?? [], call);
+    ({ stream } = await model.doStream(call));
+  } catch (error) {
+    throw modelRef ? requestShapeError(modelRef, error) : error;
+  }
   onActivity();
   const reader = stream.getReader();
   // A body stuck in a read (a hung upstream) must not outlive the abort.
@@ -126,6 +236,14 @@ export async function streamModelText(
         observation.streamError ??= part.error;
       } else if (part.type === "custom") {
         observation.announcedInputTokens ??= announcedInput(part);
+      } else if (part.type === "stream-start" && modelRef && part.warnings.length > 0) {
+        try {
+          assertNoDroppedFields(modelRef, part.warnings, call);
+        } catch (error) {
+          // Nothing more is read: the request is abandoned before its answer costs more.
+          reader.cancel(error).catch(() => {});
+          throw error;
+        }
       }
     }
     if (signal.aborted) throw signal.reason;

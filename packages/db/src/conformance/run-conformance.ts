@@ -355,6 +355,57 @@ export const runConformance = ({ store }: ConformanceContext): void => {
     expect(await store().runs.complete(Bun.randomUUIDv7(), completion("nobody"))).toBe(false);
   });
 
+  test("complete and fail keep outputJson, finishReason and memoryWindow", async () => {
+    const done = newRun(version);
+    await store().runs.create(done);
+    const outputJson = { reply: "hi", tags: ["a", "b"], score: 1.5, nested: { ok: true, none: null } };
+    expect(
+      await store().runs.complete(
+        done.id,
+        completion('{"reply":"hi"}', {
+          outputJson,
+          finishReason: "length",
+          memoryWindow: { messages: 3, dropped: 1 },
+        }),
+      ),
+    ).toBe(true);
+    expect(await store().runs.getById(done.id)).toMatchObject({
+      status: "completed",
+      outputJson,
+      finishReason: "length",
+      memoryWindow: { messages: 3, dropped: 1 },
+    });
+
+    const plain = newRun(version);
+    await store().runs.create(plain);
+    await store().runs.complete(plain.id, completion("text"));
+    expect(await store().runs.getById(plain.id)).toMatchObject({
+      outputJson: null,
+      finishReason: null,
+      memoryWindow: null,
+    });
+
+    const refused = newRun(version);
+    await store().runs.create(refused);
+    expect(
+      await store().runs.fail(refused.id, {
+        error: "output does not match the schema: (root): must be object",
+        finishReason: "stop",
+        memoryWindow: { messages: 0, dropped: 2 },
+        cost,
+        finishedAt: at(7),
+        deliveries: [],
+      }),
+    ).toBe(true);
+    expect(await store().runs.getById(refused.id)).toMatchObject({
+      status: "failed",
+      output: null,
+      outputJson: null,
+      finishReason: "stop",
+      memoryWindow: { messages: 0, dropped: 2 },
+    });
+  });
+
   test("concurrent enders of one run: exactly one wins, and only its effects remain", async () => {
     for (let round = 0; round < 5; round++) {
       const run = newRun(version, { encryptedEnvVars: "ciphertext" });

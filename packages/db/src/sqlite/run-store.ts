@@ -84,15 +84,17 @@ const prepareCreateStatements = (raw: Database) => ({
   ),
   complete: raw.prepare<
     { tenant_id: string; thread_id: string; channel: string },
-    [string, string, string, number, string | null, string]
+    [string, string | null, string | null, string | null, string, string, number, string]
   >(
-    `UPDATE runs SET status = 'completed', output = ?, token_usage = ?, cost = ?, error = NULL,
-       finished_at = ?, memory_window = ?, encrypted_env_vars = NULL, lease_owner = NULL, lease_until = NULL
+    `UPDATE runs SET status = 'completed', output = ?, output_json = ?, finish_reason = ?,
+       memory_window = ?, token_usage = ?, cost = ?, error = NULL,
+       finished_at = ?, encrypted_env_vars = NULL, lease_owner = NULL, lease_until = NULL
      WHERE id = ? AND status = 'pending'
      RETURNING tenant_id, thread_id, channel`,
   ),
-  fail: raw.prepare<{ id: string }, [string, string | null, number, string | null, string]>(
-    `UPDATE runs SET status = 'failed', error = ?, cost = ?, finished_at = ?, memory_window = ?,
+  fail: raw.prepare<{ id: string }, [string, string | null, string | null, string | null, number, string]>(
+    `UPDATE runs SET status = 'failed', error = ?, finish_reason = ?, memory_window = ?, cost = ?,
+       finished_at = ?,
        encrypted_env_vars = NULL, lease_owner = NULL, lease_until = NULL
      WHERE id = ? AND status = 'pending'
      RETURNING id`,
@@ -144,9 +146,9 @@ export const insertDeliveries = (
   db.insert(webhookDeliveries).values(rows).run();
 };
 
-/** A nullable JSON column's text. */
+/** A JSON column's text as drizzle's json mode writes it; NULL for null or absent. */
 const jsonOrNull = (value: unknown): string | null =>
-  value === null || value === undefined ? null : JSON.stringify(value);
+  value === undefined || value === null ? null : JSON.stringify(value);
 
 /** A RunRecord's columns (the lease columns stay out of it). */
 const runRecord = recordColumns(getTableColumns(runs));
@@ -256,10 +258,12 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
       return groupCommit.submit(() => {
         const ended = statements.complete.get(
           completion.output,
+          jsonOrNull(completion.outputJson),
+          completion.finishReason ?? null,
+          jsonOrNull(completion.memoryWindow),
           JSON.stringify(completion.tokenUsage),
           JSON.stringify(completion.cost),
           completion.finishedAt.getTime(),
-          jsonOrNull(completion.memoryWindow),
           id,
         );
         if (!ended) return false;
@@ -284,9 +288,10 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
       return groupCommit.submit(() => {
         const ended = statements.fail.get(
           failure.error,
+          failure.finishReason ?? null,
+          jsonOrNull(failure.memoryWindow),
           failure.cost === null ? null : JSON.stringify(failure.cost),
           failure.finishedAt.getTime(),
-          jsonOrNull(failure.memoryWindow),
           id,
         );
         if (!ended) return false;

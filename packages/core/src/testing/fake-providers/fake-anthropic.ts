@@ -71,11 +71,11 @@ const anthropicFormat: WireFormat = {
           delta: { type: "text_delta", text },
         }),
       ],
-      finish: (usage) => [
+      finish: (usage, finishReason = "end_turn") => [
         event("content_block_stop", { type: "content_block_stop", index: 0 }),
         event("message_delta", {
           type: "message_delta",
-          delta: { stop_reason: "end_turn", stop_sequence: null },
+          delta: { stop_reason: finishReason, stop_sequence: null },
           usage: {
             output_tokens: usage.output,
             ...(usage.reasoning ? { output_tokens_details: { thinking_tokens: usage.reasoning } } : {}),

@@ -52,8 +52,8 @@ const openAIFormat: WireFormat = {
     return {
       start: () => [chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }])],
       token: (text) => [chunk([{ index: 0, delta: { content: text }, finish_reason: null }])],
-      finish: (usage) => [
-        chunk([{ index: 0, delta: {}, finish_reason: "stop" }]),
+      finish: (usage, finishReason = "stop") => [
+        chunk([{ index: 0, delta: {}, finish_reason: finishReason }]),
         ...(wantsUsage(body) ? [chunk([], { usage: usageBlock(usage) })] : []),
         "data: [DONE]\n\n",
       ],

@@ -22,6 +22,11 @@ export interface FakeStreamReply {
   hangAfterTokens?: number;
   /** Sends the tokens, then waits for this before finishing (deterministic overlap in tests). */
   holdBeforeFinish?: Promise<unknown>;
+  /**
+   * Why the answer stopped, in the provider's own words (OpenAI `finish_reason`, Anthropic
+   * `stop_reason`). Default: `stop` / `end_turn`.
+   */
+  finishReason?: string;
 }
 
 export interface FakeErrorReply {

@@ -38,7 +38,8 @@ export interface FakeProviderServer {
 export interface StreamFrames {
   start(usage: FakeUsage): string[];
   token(text: string): string[];
-  finish(usage: FakeUsage): string[];
+  /** `finishReason`: the provider's own word for why it stopped; undefined for its usual one. */
+  finish(usage: FakeUsage, finishReason?: string): string[];
 }
 
 export interface WireFormat {
@@ -156,7 +157,7 @@ export function startFakeProviderServer(format: WireFormat, script: FakeScript):
         }
         if (reply.holdBeforeFinish) await reply.holdBeforeFinish;
         if (!isOpen()) return;
-        send(frames.finish(usage));
+        send(frames.finish(usage, reply.finishReason));
         endStream(record, "completed");
         try {
           controller.close();

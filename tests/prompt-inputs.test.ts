@@ -225,8 +225,7 @@ describe("push-time checks name the field by its path", () => {
   };
 
   test("an output schema that does not compile: tRPC 400 and CLI failure, with output.schema", async () => {
-    const message =
-      "prompt 'bad-schema': output.schema: not a valid JSON Schema (draft 2020-12) at /type: must be equal to one of the allowed values";
+    const message = `prompt 'bad-schema': output.schema: not a valid JSON Schema (draft 2020-12) at /type: must be equal to one of the allowed values (["array","boolean","integer","null","number","object","string"])`;
     expect(await trpc("prompt.push", { files: [badSchema] })).toEqual({ status: 400, message });
     const cli = await cliPush([badSchema]);
     expect(cli.code).not.toBe(0);

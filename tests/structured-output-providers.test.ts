@@ -121,7 +121,7 @@ describe("structured output through the server", () => {
       output: null,
       outputJson: null,
       finishReason: "length",
-      error: "output does not match the schema: (root): must have required property 'escalate'",
+      error: "output does not match the schema: /: must have required property 'escalate'",
     });
     expect(openai.requests.length - before).toBe(1);
   });

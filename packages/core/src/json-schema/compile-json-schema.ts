@@ -29,7 +29,15 @@ const newAjv = () => {
 export function firstViolation(errors: ErrorObject[] | null | undefined): string {
   const first = errors?.[0];
   if (!first) return "/: does not match the schema";
-  return `${first.instancePath || "/"}: ${first.message ?? first.keyword}`;
+  return `${first.instancePath || "/"}: ${first.message ?? first.keyword}${detailOf(first)}`;
+}
+
+/** What ajv keeps in `params` but not in the message: the extra property, the allowed values. */
+function detailOf(error: ErrorObject): string {
+  const params = error.params as { additionalProperty?: unknown; allowedValues?: unknown };
+  if (error.keyword === "additionalProperties") return ` (${String(params.additionalProperty)})`;
+  if (error.keyword === "enum") return ` (${JSON.stringify(params.allowedValues)})`;
+  return "";
 }
 
 function compileFresh(schema: Record<string, unknown>): JsonSchemaValidator {

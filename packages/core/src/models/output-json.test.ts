@@ -33,7 +33,7 @@ describe("outputJsonOf", () => {
     });
     expect(outputJsonOf(strict, '{"at":"2025-01-01T00:00:00Z","x":1}')).toEqual({
       ok: false,
-      error: `${OUTPUT_MISMATCH}(root): must NOT have additional properties (x)`,
+      error: `${OUTPUT_MISMATCH}/: must NOT have additional properties (x)`,
     });
     expect(outputJsonOf(strict, '{"at":"2025-01-01T00:00:00Z","n":1.5}')).toEqual({
       ok: false,

@@ -69,7 +69,7 @@ describe("checkPromptDefinition", () => {
     expect(
       errorOf({ ...supportAgent, output: { format: "json_schema", schema: { type: "nonsense" } } }),
     ).toBe(
-      "invalid: output.schema: not a valid JSON Schema (draft 2020-12) at /type: must be equal to one of the allowed values",
+      `invalid: output.schema: not a valid JSON Schema (draft 2020-12) at /type: must be equal to one of the allowed values (["array","boolean","integer","null","number","object","string"])`,
     );
     expect(errorOf({ ...supportAgent, output: { format: "text" } })).toBe("no error");
   });

@@ -134,7 +134,7 @@ describe("PromptService.push: prompts that return data and read files", () => {
     expect(
       await messageOf({ ...agent, output: { format: "json_schema", schema: { type: "nonsense" } } }),
     ).toBe(
-      "prompt 'agent': output.schema: not a valid JSON Schema (draft 2020-12) at /type: must be equal to one of the allowed values",
+      `prompt 'agent': output.schema: not a valid JSON Schema (draft 2020-12) at /type: must be equal to one of the allowed values (["array","boolean","integer","null","number","object","string"])`,
     );
     const stringImage = {
       ...agent,

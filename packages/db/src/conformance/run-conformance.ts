@@ -389,7 +389,7 @@ export const runConformance = ({ store }: ConformanceContext): void => {
     await store().runs.create(refused);
     expect(
       await store().runs.fail(refused.id, {
-        error: "output does not match the schema: (root): must be object",
+        error: "output does not match the schema: /: must be object",
         finishReason: "stop",
         memoryWindow: { messages: 0, dropped: 2 },
         cost,

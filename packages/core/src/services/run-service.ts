@@ -9,6 +9,7 @@ import type { RunEngine } from "../engine-port.ts";
 import { DEFAULT_ENVIRONMENT } from "../environments/default-environment.ts";
 import { conflict, forbidden, invalid, notFound, PromptrunError, rateLimited } from "../errors.ts";
 import { checkMediaInputs, type MediaCheckOptions } from "../inputs/media-input.ts";
+import { assertModelTakesPromptFields } from "../models/call-options.ts";
 import type { Clock, IdempotencyRecord, NewRun, RunRecord, Store } from "../ports.ts";
 import { pendingRunRecord } from "../run-record.ts";
 import { createRequestFingerprint } from "../security/request-fingerprint.ts";
@@ -85,6 +86,13 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
       if (!parsed.success) throw invalid(formatValidationError(parsed.error));
       const request = parsed.data;
       const inputs = validateInputs(version.definition.inputs, request.inputs);
+      // What the provider library itself knows the model cannot take is a 400 now, not a failed run.
+      const { definition } = version;
+      assertModelTakesPromptFields({
+        modelRef: definition.model,
+        params: definition.params,
+        providerOptions: definition.providerOptions,
+      });
 
       // 4. The environment.
       const environment = request.environment ?? DEFAULT_ENVIRONMENT;

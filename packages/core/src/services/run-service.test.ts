@@ -164,9 +164,16 @@ describe("RunService.create: validation, in order", () => {
   test("what the provider library knows a model cannot take is invalid at create, and stores nothing", async () => {
     const { services, tenant, store } = await setup();
     await services.prompts.push(tenant.id, [
-      { ...greetPrompt, slug: "thinker", model: "openai:gpt-4o-mini", params: { reasoning: { effort: "low" } } },
+      {
+        ...greetPrompt,
+        slug: "thinker",
+        model: "openai:gpt-4o-mini",
+        params: { reasoning: { effort: "low" } },
+      },
     ]);
-    const refused = await rejection(services.runs.create(tenant, "thinker", "latest", { inputs: { name: "Ada" } }));
+    const refused = await rejection(
+      services.runs.create(tenant, "thinker", "latest", { inputs: { name: "Ada" } }),
+    );
     expect([refused.code, refused.message]).toEqual([
       "invalid",
       "openai:gpt-4o-mini cannot take params.reasoning: the model does not reason (AI SDK model catalog)",

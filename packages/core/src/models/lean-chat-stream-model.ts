@@ -12,8 +12,7 @@ import {
   TypeValidationError,
 } from "@ai-sdk/provider";
 import { createParser } from "eventsource-parser";
-import { sdkChatRequestBuilder } from "./sdk-chat-request.ts";
-import { WRAPPED_SDK_MODEL } from "./sdk-preflight.ts";
+import { sdkChatRequestBuilder, WRAPPED_SDK_MODEL } from "./sdk-chat-request.ts";
 
 /**
  * Which AI SDK provider the lean reader stands in for: they differ in how a stream without a
@@ -500,7 +499,7 @@ export function createLeanChatStreamModel(options: LeanChatStreamOptions): Langu
     supportedUrls: sdkModel.supportedUrls,
     doGenerate: (callOptions) => sdkModel.doGenerate(callOptions),
     doStream,
-    // The request pre-flight of a call off the lean path asks the SDK model (sdk-preflight.ts).
+    // The request pre-flight of a call off the lean path asks the SDK model (sdk-chat-request.ts).
     [WRAPPED_SDK_MODEL]: sdkModel,
   } as LanguageModelV4;
 }

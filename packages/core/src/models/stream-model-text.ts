@@ -11,7 +11,7 @@ import type { OutputSpec, PromptMessage, PromptParams, ProviderOptions } from "@
 import { invalid } from "../errors.ts";
 import { assertModelTakesPromptFields, promptCallOptions } from "./call-options.ts";
 import { assertNoDroppedFields, requestShapeError } from "./provider-warnings.ts";
-import { preflightWarnings } from "./sdk-preflight.ts";
+import { preflightWarnings } from "./sdk-chat-request.ts";
 import type { DownloadedFile, UrlDownloader } from "./url-download.ts";
 
 /** What one provider call was seen to consume, even when it failed half-way. */

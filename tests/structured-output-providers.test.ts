@@ -146,11 +146,21 @@ describe("structured output through the server", () => {
     });
   });
 
-  test("reasoning on a model that does not reason: a clear failed run, nothing sent", async () => {
+  test("reasoning on a model that does not reason: 400 at create, no run stored, nothing sent", async () => {
     const before = openai.requests.length;
-    const run = await runOf("no-reasoning", { question: "hi" });
-    expect(run.status).toBe("failed");
-    expect(String(run.error)).toStartWith("openai:gpt-4o-mini cannot take params.reasoning");
+    const response = await api(server, "/api/v1/prompts/no-reasoning/latest/runs", {
+      method: "POST",
+      json: { inputs: { question: "hi" } },
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: string }).error).toStartWith(
+      "openai:gpt-4o-mini cannot take params.reasoning",
+    );
+    const stored = await server.sql<{ n: number | string }>(
+      "SELECT count(*) AS n FROM runs WHERE tenant_id = ? AND prompt_slug = ?",
+      [server.tenantId, "no-reasoning"],
+    );
+    expect(Number(stored[0]!.n)).toBe(0);
     expect(openai.requests.length).toBe(before);
   });
 });

@@ -4,7 +4,9 @@
  * (SIGKILL) once its first `run.token` reached an SSE subscriber, then restarted on the same
  * database (SQLite file, or Postgres + Redis where the new instance takes the dead one's leases
  * over). The run completes exactly once — one `run.completed` event, one row, one exchange in
- * memory, one webhook delivery — with `outputJson` matching the schema and `finishReason` "stop".
+ * memory, one webhook delivery — with `outputJson` matching the schema and `finishReason` "stop";
+ * the exchange before it on the channel, a message with an image part, is carried (`memory`) and
+ * kept as it was.
  */
 import { afterAll, expect, test } from "bun:test";
 import Ajv2020 from "ajv/dist/2020.js";
@@ -35,6 +37,26 @@ const ticketPrompt = {
     { role: "user", content: "{{text}}" },
   ],
   output: { format: "json_schema", name: "ticket", strict: true, schema: ticketSchema },
+};
+
+/** A real 1×1 PNG. */
+const PNG_DATA_URL =
+  "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/** A prompt whose user message is parts: its exchange is stored with them. */
+const photoPrompt = {
+  slug: "photo-note",
+  model: "dev:echo",
+  inputs: { note: { type: "string" }, photo: { type: "image" } },
+  messages: [
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "{{note}}" },
+        { type: "image", image: "{{photo}}" },
+      ],
+    },
+  ],
 };
 
 interface Delivery {
@@ -76,7 +98,7 @@ const countFor = (current: TestServer, table: string, runId: string) =>
 
 test("SIGKILL mid-stream of a JSON-schema run: it completes once, with valid outputJson, after the restart", async () => {
   server = await startServer({ env: { PROMPTRUN_WEBHOOK_RETRY_SCHEDULE: "0.2,0.2" } });
-  await pushPrompts(server, server.tenantId, [ticketPrompt]);
+  await pushPrompts(server, server.tenantId, [ticketPrompt, photoPrompt]);
   expect((await server.cli("envs", "set", server.tenantId, "hooks", "PURPOSE=webhooks")).code).toBe(0);
   const hook = await server.cli(
     "webhooks",
@@ -88,6 +110,38 @@ test("SIGKILL mid-stream of a JSON-schema run: it completes once, with valid out
   expect(hook.code).toBe(0);
 
   const thread = crypto.randomUUID();
+  // The channel's first exchange: a message with an image part, completed before the kill.
+  const photoResponse = await api(server, `/api/v1/prompts/${photoPrompt.slug}/latest/runs`, {
+    method: "POST",
+    json: { inputs: { note: "jammed tray", photo: PNG_DATA_URL }, thread },
+  });
+  expect(photoResponse.status).toBe(202);
+  const photoRunId = ((await photoResponse.json()) as { id: string }).id;
+  expect(await waitForRun(server, photoRunId, 10_000)).toMatchObject({ status: "completed" });
+  const partsOf = async (current: TestServer) =>
+    (
+      await current.sql<{ run_id: string; role: string; content: string; parts: unknown }>(
+        "select run_id, role, content, parts from messages where thread_id = ? order by seq",
+        [thread],
+      )
+    ).map((message) => ({
+      ...message,
+      parts: typeof message.parts === "string" ? JSON.parse(message.parts) : message.parts,
+    }));
+  const firstExchange = await partsOf(server);
+  expect(firstExchange).toEqual([
+    {
+      run_id: photoRunId,
+      role: "user",
+      content: "jammed tray",
+      parts: [
+        { type: "text", text: "jammed tray" },
+        { type: "image", image: PNG_DATA_URL },
+      ],
+    },
+    { run_id: photoRunId, role: "assistant", content: "jammed tray", parts: null },
+  ]);
+
   const before = await openThreadStream(server, thread);
   const text = `The printer on floor ${"three keeps jamming on every long job ".repeat(8)}and nobody can print.`;
   const response = await api(server, `/api/v1/prompts/${ticketPrompt.slug}/latest/runs`, {
@@ -119,6 +173,7 @@ test("SIGKILL mid-stream of a JSON-schema run: it completes once, with valid out
   expect(validateTicket(run.outputJson), JSON.stringify(validateTicket.errors)).toBe(true);
   expect(JSON.parse(String(run.output))).toEqual(run.outputJson);
   expect(run.finishReason).toBe("stop");
+  expect(run.memory).toEqual({ messages: 2, dropped: 0 });
   expect(completed.data).toMatchObject({
     output: run.output,
     outputJson: run.outputJson,
@@ -141,13 +196,11 @@ test("SIGKILL mid-stream of a JSON-schema run: it completes once, with valid out
     after.events.filter((event) => event.event === "run.completed" && event.data.runId === id),
   ).toHaveLength(1);
   expect(await countRows(server, "select count(*) as n from runs where id = ?", id)).toBe(1);
-  const memory = await server.sql<{ role: string; content: string }>(
-    "select role, content from messages where run_id = ? order by seq",
-    [id],
-  );
-  expect(memory).toEqual([
-    { role: "user", content: text },
-    { role: "assistant", content: String(run.output) },
+  // The channel's memory: the image exchange as it was, then this run's exchange, once.
+  expect(await partsOf(server)).toEqual([
+    ...firstExchange,
+    { run_id: id, role: "user", content: text, parts: null },
+    { run_id: id, role: "assistant", content: String(run.output), parts: null },
   ]);
   const deliveries = await server.sql<{ event_type: string; status: string }>(
     "select event_type, status from webhook_deliveries where run_id = ?",

@@ -10,15 +10,15 @@ import type {
 import type { PromptrunConfig } from "../config.ts";
 import { loadEnvironmentVars } from "../environments/load-environment-vars.ts";
 import { PromptrunError } from "../errors.ts";
-import { memoryMessageOf, promptMessageOfMemory, readRunMemory } from "../memory-window.ts";
+import {
+  estimateMessageTokens,
+  memoryMessageOf,
+  promptMessageOfMemory,
+  readRunMemory,
+} from "../memory-window.ts";
 import type { ModelGateway, ResolvedModel } from "../models/model-gateway.ts";
 import { outputJsonOf } from "../models/output-json.ts";
-import {
-  type AttemptObservation,
-  emptyObservation,
-  streamModelText,
-  textOfContent,
-} from "../models/stream-model-text.ts";
+import { type AttemptObservation, emptyObservation, streamModelText } from "../models/stream-model-text.ts";
 import { tokenUsageFromProvider } from "../models/token-usage.ts";
 import type { DownloadedFile } from "../models/url-download.ts";
 import type {
@@ -68,9 +68,9 @@ export type ExecutionOutcome =
 /** Attempts a resumed run may take past config.run.maxAttempts (interruptions are not its fault). */
 const RESUMES_BEYOND_ATTEMPT_LIMIT = 10;
 
-/** Rough tokens of text when a provider reported nothing (≈ 4 characters per token). */
+/** Tokens of the prompt when a provider reported nothing: the memory window's estimate. */
 const estimateTokens = (messages: PromptMessage[]): number =>
-  Math.ceil(messages.reduce((sum, message) => sum + textOfContent(message.content).length, 0) / 4);
+  messages.reduce((sum, message) => sum + estimateMessageTokens(message), 0);
 
 interface PreparedRun {
   definition: PromptDefinition;

@@ -9,6 +9,7 @@ import type {
 } from "@ai-sdk/provider";
 import type { OutputSpec, PromptMessage, PromptParams, ProviderOptions } from "@promptrun/contract";
 import { invalid } from "../errors.ts";
+import { textOfContent } from "../memory-window.ts";
 import { assertModelTakesPromptFields, promptCallOptions } from "./call-options.ts";
 import { assertNoDroppedFields, requestShapeError } from "./provider-warnings.ts";
 import { preflightWarnings } from "./sdk-chat-request.ts";
@@ -63,12 +64,6 @@ const announcedInput = (part: LanguageModelV4StreamPart): number | null => {
     numberAt(usage, "cache_creation_input_tokens")
   );
 };
-
-/** The text of a message: its content, or its text parts joined (system messages take text only). */
-export const textOfContent = (content: PromptMessage["content"]): string =>
-  typeof content === "string"
-    ? content
-    : content.map((part) => (part.type === "text" ? part.text : "")).join("");
 
 const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
 

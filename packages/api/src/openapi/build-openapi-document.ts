@@ -2,7 +2,6 @@ import {
   createRunRequestSchema,
   createRunResponseSchema,
   endEventSchema,
-  errorResponseSchema,
   promptRunSchema,
   readyEventSchema,
   resetEventSchema,
@@ -15,46 +14,20 @@ import {
   uuidSchema,
 } from "@promptrun/contract";
 import { z } from "zod";
-import { type CreateDocumentOptions, createDocument, type ZodOpenApiResponseObject } from "zod-openapi";
+import { type CreateDocumentOptions, createDocument } from "zod-openapi";
+import {
+  errorResponse,
+  errors,
+  jsonBody,
+  rateLimitHeaders,
+  storeUnavailableResponse,
+  streamTooManyResponse,
+  wwwAuthenticateHeader,
+} from "./error-responses.ts";
 import { completedJsonRunExample, promptFileComponent, promptVersionComponent } from "./prompt-components.ts";
+import { webhookOperations } from "./webhook-operations.ts";
 
 export type OpenApiDocument = ReturnType<typeof createDocument>;
-
-const rateLimitHeaders = {
-  "RateLimit-Limit": z.string().meta({ description: "Requests allowed in a burst (bucket size)." }),
-  "RateLimit-Remaining": z.string().meta({ description: "Requests left in the bucket now." }),
-  "RateLimit-Reset": z.string().meta({ description: "Seconds until the bucket is full again." }),
-};
-
-const wwwAuthenticateHeader = z.string().meta({ description: "`Bearer`: the scheme that authenticates." });
-
-const jsonBody = (schema: z.ZodType) => ({ "application/json": { schema } });
-
-function errorResponse(description: string, headers?: Record<string, z.ZodType>): ZodOpenApiResponseObject {
-  return {
-    description,
-    content: jsonBody(errorResponseSchema),
-    ...(headers ? { headers: z.object(headers) } : {}),
-  };
-}
-
-const errors = {
-  400: (description: string) => errorResponse(description),
-  401: errorResponse(
-    "Missing or invalid API key. Only `Authorization: Bearer <API key>` authenticates (scheme in any case, one space); a bare key, another scheme, two credentials or a key in the query string is refused.",
-    { "WWW-Authenticate": wwwAuthenticateHeader },
-  ),
-  403: errorResponse("The account has no active subscription."),
-  413: errorResponse(
-    "Request body larger than the limit (`PROMPTRUN_MAX_BODY_BYTES`, 1 MiB by default). Send large images and files as https URLs, not data: URLs.",
-  ),
-  415: errorResponse("Content-Type is missing or not application/json (any charset)."),
-  429: errorResponse("Rate limited; retry after the given number of seconds.", {
-    "Retry-After": z.string().meta({ description: "Seconds to wait before retrying." }),
-    ...rateLimitHeaders,
-  }),
-  500: errorResponse("Unexpected server error; the body never carries details."),
-};
 
 const streamEvents: Array<{ name: string; component: string; schema: z.ZodType; description: string }> = [
   {
@@ -156,7 +129,24 @@ const promptRunJsonWithExample = {
  */
 const openOutputObjects: CreateDocumentOptions["override"] = ({ jsonSchema, io }) => {
   if (io === "output" && jsonSchema.additionalProperties === false) delete jsonSchema.additionalProperties;
+  // `unknown().nullable()` (outputJson) becomes `anyOf: [{}, null]`; `{}` alone already admits null.
+  if (jsonSchema.anyOf?.some((branch) => typeof branch === "object" && Object.keys(branch).length === 0))
+    delete jsonSchema.anyOf;
 };
+
+const tags = [
+  { name: "Runs", description: "Create a run of a stored prompt version, read it, cancel it." },
+  {
+    name: "Streaming",
+    description: "Live output of a thread: a short-lived stream token, then Server-Sent Events.",
+  },
+  {
+    name: "Webhooks",
+    description:
+      "Signed POSTs (Standard Webhooks) the server sends to the webhooks of an environment when a run ends.",
+  },
+  { name: "Reference", description: "This document." },
+];
 
 /** The OpenAPI 3.1 document of the public REST surface, generated from the contract's zod schemas. */
 // long-function: one declarative document; every route and its responses stay visible in one place.
@@ -167,15 +157,20 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
       info: {
         title: "Promptrun API",
         version: "1.0.0",
+        // The repository states no license (no LICENSE file, no SPDX id in package.json).
+        license: { name: "Proprietary" },
         description:
           "Executes stored, versioned prompts against language models. Every error body is " +
           '`{"error": "<message>"}` (with a machine-readable `code`). When several failures apply, the ' +
           "first of: malformed path id (404), missing or invalid key (401), inactive subscription " +
           "(403), content type (415), size (413), invalid JSON (400), unknown slug/version/tag/id " +
-          "(404), body and input validation (400).",
+          "(404), body and input validation (400). A method a path does not accept answers 405 with " +
+          "an `Allow` header.",
       },
       ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
       security: [{ apiKey: [] }],
+      tags,
+      webhooks: webhookOperations,
       components: {
         // Not returned by a REST operation (tRPC `prompt.get`, the CLI): listed for reference.
         schemas: { PromptFile: promptFileComponent, PromptVersion: promptVersionComponent },
@@ -200,6 +195,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
         "/api/v1/threads/{thread}/stream-token": {
           post: {
             operationId: "create_stream_token",
+            tags: ["Streaming"],
             summary: "Create a streaming credential for a thread",
             requestParams: { path: z.object({ thread: threadParam }) },
             responses: {
@@ -211,6 +207,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
               401: errors[401],
               403: errors[403],
               404: errorResponse("The thread id is malformed."),
+              405: errors[405]("POST"),
               429: errors[429],
               500: errors[500],
             },
@@ -219,6 +216,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
         "/api/v1/prompts/{slug}/{version}/runs": {
           post: {
             operationId: "create_prompt_run",
+            tags: ["Runs"],
             summary: "Create a prompt run",
             description:
               "Queues a run of a stored prompt version; read it with get_prompt_run or follow it on the thread's stream.",
@@ -259,16 +257,22 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
               401: errors[401],
               403: errors[403],
               404: errorResponse("Unknown or malformed slug, version, tag or id."),
+              405: errors[405]("POST"),
+              409: errorResponse(
+                "`Idempotency-Key reused with a different request`: the key was used within 24 h with another body, prompt, version or environment.",
+              ),
               413: errors[413],
               415: errors[415],
               429: errors[429],
               500: errors[500],
+              503: storeUnavailableResponse,
             },
           },
         },
         "/api/v1/promptruns/{id}": {
           get: {
             operationId: "get_prompt_run",
+            tags: ["Runs"],
             summary: "Get a prompt run",
             description: "Allowed without an active subscription.",
             requestParams: { path: z.object({ id: runIdParam }) },
@@ -276,6 +280,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
               200: { description: "The prompt run.", content: promptRunJsonWithExample },
               401: errors[401],
               404: errorResponse("Unknown or malformed id, or a run of another tenant."),
+              405: errors[405]("GET, HEAD"),
               500: errors[500],
             },
           },
@@ -283,6 +288,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
         "/api/v1/promptruns/{id}/cancel": {
           post: {
             operationId: "cancel_prompt_run",
+            tags: ["Runs"],
             summary: "Cancel a prompt run (extension)",
             description:
               "Aborts the provider call; the run ends `failed` with error `cancelled` and keeps the cost of what was consumed.",
@@ -291,6 +297,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
               200: { description: "The cancelled prompt run.", content: promptRunJson },
               401: errors[401],
               404: errorResponse("Unknown or malformed id, or a run of another tenant."),
+              405: errors[405]("POST"),
               409: errorResponse("The run has already ended."),
               500: errors[500],
             },
@@ -299,6 +306,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
         "/api/v1/openapi.json": {
           get: {
             operationId: "get_openapi_document",
+            tags: ["Reference"],
             summary: "This OpenAPI document",
             security: [],
             responses: {
@@ -306,12 +314,14 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
                 description: "OpenAPI 3.1 document.",
                 content: { "application/json": { schema: { type: "object" } } },
               },
+              405: errors[405]("GET, HEAD"),
             },
           },
         },
         "/stream/{thread}": {
           get: {
             operationId: "subscribe_thread",
+            tags: ["Streaming"],
             summary: "Subscribe to a thread's live output (SSE)",
             description: streamDescription,
             security: [{ streamToken: [] }, { streamTokenQuery: [] }],
@@ -336,12 +346,15 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
               }),
               403: errorResponse("The token belongs to another thread."),
               404: errorResponse("The thread id is malformed."),
+              405: errors[405]("GET, HEAD"),
+              429: streamTooManyResponse,
               500: errors[500],
             },
           },
         },
       },
     },
-    { override: openOutputObjects },
+    // A nullable of `unknown` is left empty by openOutputObjects (`{}` admits null too).
+    { override: openOutputObjects, allowEmptySchema: { nullable: true } },
   );
 }

@@ -3,6 +3,9 @@
  * valid OpenAPI 3.1 document and to describe what the server actually returns.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { pushPrompts } from "./hardening/support.ts";
 import {
@@ -16,7 +19,8 @@ let server: TestServer;
 let document: OpenApiDocumentJson;
 
 beforeAll(async () => {
-  server = await startServer();
+  // One stream per thread, so that the stream's 429 is cheap to provoke.
+  server = await startServer({ env: { PROMPTRUN_MAX_STREAMS_PER_THREAD: "1" } });
   document = await fetchOpenApiDocument(server.url);
 });
 afterAll(async () => {
@@ -125,5 +129,132 @@ test("/docs serves a human-readable API reference that works offline", async () 
     expect(src.startsWith("/")).toBe(true);
     const script = await fetch(`${server.url}${src}`);
     expect(script.status).toBe(200);
+  }
+});
+
+const repoRoot = join(import.meta.dir, "..");
+
+/** `redocly lint` (recommended rules, repo's redocly.yaml) of a document file, run by Bun offline. */
+async function redoclyLint(file: string): Promise<{ totals: Record<string, number>; problems: unknown[] }> {
+  const lint = Bun.spawn(
+    [
+      process.execPath,
+      join(import.meta.dir, "node_modules/@redocly/cli/bin/cli.js"),
+      "lint",
+      file,
+      "--config",
+      join(repoRoot, "redocly.yaml"),
+      "--format=json",
+    ],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
+  const [output, errorOutput] = await Promise.all([
+    new Response(lint.stdout).text(),
+    new Response(lint.stderr).text(),
+  ]);
+  await lint.exited;
+  const start = output.indexOf("{");
+  if (start === -1) throw new Error(`redocly printed no report: ${output}\n${errorOutput}`);
+  return JSON.parse(output.slice(start));
+}
+
+test("the served document passes redocly lint with no error and no warning", async () => {
+  const directory = await mkdtemp(join(tmpdir(), "promptrun-openapi-"));
+  try {
+    const file = join(directory, "openapi.json");
+    await writeFile(file, JSON.stringify(document, null, 2));
+    const report = await redoclyLint(file);
+    expect(report.problems, JSON.stringify(report.problems, null, 2).slice(0, 3000)).toEqual([]);
+    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+}, 60_000);
+
+test("the document lists both webhook events with the Standard Webhooks headers", () => {
+  const webhooks = (
+    document as unknown as { webhooks: Record<string, { post: { parameters: { name: string }[] } }> }
+  ).webhooks;
+  expect(Object.keys(webhooks).sort()).toEqual(["run.completed", "run.failed"]);
+  for (const webhook of Object.values(webhooks)) {
+    expect(webhook.post.parameters.map((parameter) => parameter.name).sort()).toEqual([
+      "webhook-id",
+      "webhook-signature",
+      "webhook-timestamp",
+    ]);
+  }
+});
+
+test("an Idempotency-Key reused with another body answers the documented 409", async () => {
+  const key = `openapi-${crypto.randomUUID()}`;
+  const create = (name: string) =>
+    api(server, "/api/v1/prompts/greet/latest/runs", {
+      method: "POST",
+      headers: { "idempotency-key": key },
+      json: { inputs: { name } },
+    });
+  expect((await create("First")).status).toBe(202);
+  const reused = await create("Second");
+  expect(reused.status).toBe(409);
+  const body = await reused.json();
+  expect(body).toEqual({ error: "Idempotency-Key reused with a different request", code: "conflict" });
+  const validate = responseValidator("/api/v1/prompts/{slug}/{version}/runs", "post", "409");
+  expect(validate(body), JSON.stringify(validate.errors)).toBe(true);
+});
+
+test("a method a documented path does not accept answers the documented 405 with Allow", async () => {
+  const cases: Array<[string, string, string, string]> = [
+    ["/api/v1/prompts/{slug}/{version}/runs", "/api/v1/prompts/greet/latest/runs", "GET", "POST"],
+    ["/api/v1/promptruns/{id}", `/api/v1/promptruns/${crypto.randomUUID()}`, "DELETE", "GET, HEAD"],
+    [
+      "/api/v1/threads/{thread}/stream-token",
+      `/api/v1/threads/${crypto.randomUUID()}/stream-token`,
+      "GET",
+      "POST",
+    ],
+    ["/api/v1/openapi.json", "/api/v1/openapi.json", "POST", "GET, HEAD"],
+    ["/stream/{thread}", `/stream/${crypto.randomUUID()}`, "POST", "GET, HEAD"],
+  ];
+  for (const [documentPath, path, method, allow] of cases) {
+    const operations = document.paths[documentPath]!;
+    const documented = Object.values(operations)[0] as {
+      responses: Record<string, { headers?: Record<string, { schema: { const?: string } }> }>;
+    };
+    expect(documented.responses["405"]?.headers?.Allow?.schema.const).toBe(allow);
+    const response = await api(server, path, { method });
+    expect(response.status, `${method} ${path}`).toBe(405);
+    expect(response.headers.get("allow")).toBe(allow);
+    const body = (await response.json()) as { code: string; error: string };
+    expect(body.code).toBe("method_not_allowed");
+    expect(body.error).toBe(`method ${method} not allowed on ${path}`);
+    const operationMethod = Object.keys(operations)[0]!;
+    const validate = responseValidator(documentPath, operationMethod, "405");
+    expect(validate(body), `${path} ${JSON.stringify(validate.errors)} ${JSON.stringify(body)}`).toBe(true);
+  }
+});
+
+test("a second stream on a thread past the cap answers the documented 429", async () => {
+  const thread = crypto.randomUUID();
+  const { token } = (await (
+    await api(server, `/api/v1/threads/${thread}/stream-token`, { method: "POST" })
+  ).json()) as { token: string };
+  const open = () =>
+    fetch(`${server.url}/stream/${thread}`, { headers: { authorization: `Bearer ${token}` } });
+  const first = await open();
+  try {
+    expect(first.status).toBe(200);
+    const second = await open();
+    expect(second.status).toBe(429);
+    expect(second.headers.get("retry-after")).toBe("5");
+    const body = (await second.json()) as { code: string };
+    expect(body.code).toBe("rate_limited");
+    expect(responseValidator("/stream/{thread}", "get", "429")(body)).toBe(true);
+  } finally {
+    await first.body?.cancel();
   }
 });

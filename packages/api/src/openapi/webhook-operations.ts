@@ -24,7 +24,8 @@ const webhookEvents: Array<{ type: WebhookEventType; component: string; descript
   {
     type: "run.failed",
     component: "RunFailedWebhook",
-    description: "A run of the webhook's environment failed or was cancelled; `data` is the failed PromptRun.",
+    description:
+      "A run of the webhook's environment failed or was cancelled; `data` is the failed PromptRun.",
   },
 ];
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { streamEventTypes } from "@promptrun/contract";
+import { errorCodes, streamEventTypes, webhookEventTypeSchema } from "@promptrun/contract";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { buildOpenApiDocument } from "./build-openapi-document.ts";
 import { createComponentValidator } from "./component-validator.ts";
@@ -20,18 +20,18 @@ const expectedStatuses: Array<[string, string, string, string[]]> = [
     "/api/v1/threads/{thread}/stream-token",
     "post",
     "create_stream_token",
-    ["200", "401", "403", "404", "429", "500"],
+    ["200", "401", "403", "404", "405", "429", "500"],
   ],
   [
     "/api/v1/prompts/{slug}/{version}/runs",
     "post",
     "create_prompt_run",
-    ["202", "400", "401", "403", "404", "413", "415", "429", "500"],
+    ["202", "400", "401", "403", "404", "405", "409", "413", "415", "429", "500", "503"],
   ],
-  ["/api/v1/promptruns/{id}", "get", "get_prompt_run", ["200", "401", "404", "500"]],
-  ["/api/v1/promptruns/{id}/cancel", "post", "cancel_prompt_run", ["200", "401", "404", "409", "500"]],
-  ["/api/v1/openapi.json", "get", "get_openapi_document", ["200"]],
-  ["/stream/{thread}", "get", "subscribe_thread", ["200", "401", "403", "404", "500"]],
+  ["/api/v1/promptruns/{id}", "get", "get_prompt_run", ["200", "401", "404", "405", "500"]],
+  ["/api/v1/promptruns/{id}/cancel", "post", "cancel_prompt_run", ["200", "401", "404", "405", "409", "500"]],
+  ["/api/v1/openapi.json", "get", "get_openapi_document", ["200", "405"]],
+  ["/stream/{thread}", "get", "subscribe_thread", ["200", "401", "403", "404", "405", "429", "500"]],
 ];
 
 describe("buildOpenApiDocument", () => {
@@ -61,6 +61,59 @@ describe("buildOpenApiDocument", () => {
           "#/components/schemas/ErrorResponse",
         );
       }
+    }
+  });
+
+  test("every operation has a defined, described tag; 405 names Allow; 401 names WWW-Authenticate", () => {
+    const tagNames = json.tags.map((tag: { name: string; description?: string }) => {
+      expect(tag.description).toBeTruthy();
+      return tag.name;
+    });
+    const allows: Record<string, string> = {
+      "/api/v1/threads/{thread}/stream-token": "POST",
+      "/api/v1/prompts/{slug}/{version}/runs": "POST",
+      "/api/v1/promptruns/{id}": "GET, HEAD",
+      "/api/v1/promptruns/{id}/cancel": "POST",
+      "/api/v1/openapi.json": "GET, HEAD",
+      "/stream/{thread}": "GET, HEAD",
+    };
+    for (const [path, method] of expectedStatuses) {
+      const found = json.paths[path][method];
+      expect(found.tags.length).toBe(1);
+      expect(tagNames).toContain(found.tags[0]);
+      expect(found.responses["405"].headers.Allow).toMatchObject({
+        required: true,
+        schema: { const: allows[path] },
+      });
+      if (found.responses["401"])
+        expect(found.responses["401"].headers["WWW-Authenticate"].required).toBe(true);
+    }
+  });
+
+  test("the error code is the contract's fixed set; info has a license", () => {
+    expect(json.components.schemas.ErrorResponse.properties.code.enum).toEqual([...errorCodes]);
+    expect(json.components.schemas.ErrorResponse.required).toEqual(["error", "code"]);
+    expect(json.info.license).toEqual({ name: "Proprietary" });
+  });
+
+  test("webhooks: run.completed and run.failed, signed, with a PromptRun payload of their type", () => {
+    expect(Object.keys(json.webhooks).sort()).toEqual([...webhookEventTypeSchema.options].sort());
+    interface WebhookOperation {
+      tags: string[];
+      parameters: Array<{ name: string; in: string; required: boolean }>;
+      requestBody: { content: Record<string, { schema: { $ref: string } }> };
+    }
+    for (const [type, { post }] of Object.entries<{ post: WebhookOperation }>(json.webhooks)) {
+      expect(post.tags).toEqual(["Webhooks"]);
+      expect(post.parameters.map(({ name, in: where, required }) => [name, where, required])).toEqual([
+        ["webhook-id", "header", true],
+        ["webhook-timestamp", "header", true],
+        ["webhook-signature", "header", true],
+      ]);
+      const ref = post.requestBody.content["application/json"]?.schema.$ref ?? "";
+      const payload = json.components.schemas[ref.replace("#/components/schemas/", "")];
+      expect(payload.properties.type).toMatchObject({ const: type });
+      expect(payload.properties.data).toEqual({ $ref: "#/components/schemas/PromptRun" });
     }
   });
 

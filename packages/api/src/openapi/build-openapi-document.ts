@@ -346,7 +346,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
               }),
               403: errorResponse("The token belongs to another thread."),
               404: errorResponse("The thread id is malformed."),
-              405: errors[405]("GET, HEAD"),
+              405: errors[405]("GET, HEAD", " `OPTIONS` is a CORS preflight (`204`)."),
               429: streamTooManyResponse,
               500: errors[500],
             },

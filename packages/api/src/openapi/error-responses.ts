@@ -48,9 +48,9 @@ export const errors = {
     { "WWW-Authenticate": wwwAuthenticateHeader },
   ),
   403: errorResponse("The account has no active subscription."),
-  405: (allow: string) =>
+  405: (allow: string, note = "") =>
     errorResponse(
-      `Sent by the server for any other method on this path (OpenAPI lists responses per operation, so it appears here): \`405\` with \`Allow: ${allow}\` and code \`method_not_allowed\`.`,
+      `Sent by the server for any other method on this path (OpenAPI lists responses per operation, so it appears here): \`405\` with \`Allow: ${allow}\` and code \`method_not_allowed\`.${note}`,
       { Allow: z.literal(allow).meta({ description: "The methods this path accepts." }) },
     ),
   413: errorResponse(

@@ -42,6 +42,7 @@ export type {
   IdempotencyRecord,
   LeaseRenewal,
   NewRun,
+  PromptListPage,
   PromptRecord,
   PromptStore,
   PromptVersionRecord,

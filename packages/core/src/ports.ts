@@ -67,10 +67,23 @@ export interface PromptRecord {
   tenantId: string;
   slug: string;
   latestVersion: number;
+  /** The latest version's description (null when it has none). */
+  description: string | null;
   /** tag → version number */
   tags: Record<string, number>;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/**
+ * A page of a tenant's prompts. `q`: case-insensitive substring of the slug or the latest
+ * version's description (wildcards are literal); `tag`: only prompts having that tag.
+ */
+export interface PromptListPage {
+  cursor?: string | null;
+  limit: number;
+  q?: string | null;
+  tag?: string | null;
 }
 
 export type VersionSelector =
@@ -283,7 +296,8 @@ export interface PromptStore {
     selector: VersionSelector,
   ): Promise<PromptVersionRecord | null>;
   getPrompt(tenantId: string, slug: string): Promise<PromptRecord | null>;
-  listPrompts(tenantId: string, page: { cursor?: string | null; limit: number }): Promise<Page<PromptRecord>>;
+  /** Slug order; `q` and `tag` narrow the list (docs/PRODUCT-RULES.md "Prompts over REST"). */
+  listPrompts(tenantId: string, page: PromptListPage): Promise<Page<PromptRecord>>;
   listVersions(
     tenantId: string,
     slug: string,

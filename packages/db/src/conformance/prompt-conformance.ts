@@ -43,6 +43,7 @@ export const promptConformance = ({ store }: ConformanceContext): void => {
       tenantId: acme.id,
       slug: "greet",
       latestVersion: 3,
+      description: null,
       tags: {},
       createdAt: at(0),
       updatedAt: at(20),
@@ -181,6 +182,43 @@ export const promptConformance = ({ store }: ConformanceContext): void => {
     expect(pages).toBe(5);
     const delta = await store().prompts.listPrompts(acme.id, { limit: 50 });
     expect(delta.items.find((prompt) => prompt.slug === "delta")?.tags).toEqual({ live: 1 });
+  });
+
+  test("a prompt's description is its latest version's, and q matches slug or description", async () => {
+    const described = (text: string, description: string) => ({ ...definitionOf(text), description });
+    await push(store(), acme.id, "greet", "v1", [], 0, described("v1", "Old words"));
+    await push(store(), acme.id, "greet", "v2", [], 1, described("v2", "Says HELLO to 100%_of users"));
+    await push(store(), acme.id, "farewell", "bye", ["live"]);
+    await push(store(), acme.id, "hello-world", "hw", ["live"]);
+    await push(store(), other.id, "hello-there", "ht", ["live"]);
+    expect((await store().prompts.getPrompt(acme.id, "greet"))?.description).toBe(
+      "Says HELLO to 100%_of users",
+    );
+    expect((await store().prompts.getPrompt(acme.id, "farewell"))?.description).toBeNull();
+    const slugsOf = async (filter: { q?: string; tag?: string }) =>
+      (await store().prompts.listPrompts(acme.id, { limit: 50, ...filter })).items.map(
+        (prompt) => prompt.slug,
+      );
+    expect(await slugsOf({ q: "hello" })).toEqual(["greet", "hello-world"]);
+    expect(await slugsOf({ q: "WORLD" })).toEqual(["hello-world"]);
+    expect(await slugsOf({ q: "old words" })).toEqual([]);
+    // LIKE wildcards in q match only themselves.
+    expect(await slugsOf({ q: "%_of" })).toEqual(["greet"]);
+    expect(await slugsOf({ q: "_" })).toEqual(["greet"]);
+    expect(await slugsOf({ q: "%" })).toEqual(["greet"]);
+    expect(await slugsOf({ q: "o%u" })).toEqual([]);
+    expect(await slugsOf({ tag: "live" })).toEqual(["farewell", "hello-world"]);
+    expect(await slugsOf({ tag: "live", q: "hello" })).toEqual(["hello-world"]);
+    expect(await slugsOf({ tag: "nope" })).toEqual([]);
+    const first = await store().prompts.listPrompts(acme.id, { limit: 1, tag: "live" });
+    expect(first.items[0]?.description).toBeNull();
+    const second = await store().prompts.listPrompts(acme.id, {
+      limit: 1,
+      tag: "live",
+      cursor: first.nextCursor,
+    });
+    expect(second.items.map((prompt) => prompt.slug)).toEqual(["hello-world"]);
+    expect(second.nextCursor).toBeNull();
   });
 
   test("listVersions pages newest first", async () => {

@@ -1,5 +1,5 @@
 import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
-import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { prompts, promptTags, promptVersions } from "../schema/postgres.ts";
 import { pageFrom } from "../shared/cursor.ts";
 import {
@@ -40,6 +40,17 @@ const selectorKey = (selector: VersionSelector): string => {
 };
 
 const versionColumns = promptVersionColumns(promptVersions, prompts);
+
+/** The latest version's description, read from its JSON definition. */
+const latestDescription = sql<string | null>`${promptVersions.definition} ->> 'description'`;
+
+/** A prompt row with its latest version's description (prompt_versions joined by `latestVersionJoin`). */
+const promptRowColumns = { ...getTableColumns(prompts), description: latestDescription };
+
+const latestVersionJoin = and(
+  eq(promptVersions.promptId, prompts.id),
+  eq(promptVersions.version, prompts.latestVersion),
+);
 
 const selectorCondition = (selector: VersionSelector) =>
   versionSelectorCondition({ prompts, promptVersions, promptTags }, selector);
@@ -189,8 +200,9 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
 
     async getPrompt(tenantId, slug) {
       const [prompt] = await db
-        .select()
+        .select(promptRowColumns)
         .from(prompts)
+        .leftJoin(promptVersions, latestVersionJoin)
         .where(and(eq(prompts.tenantId, tenantId), eq(prompts.slug, slug)));
       if (!prompt) return null;
       return { ...prompt, tags: (await tagMaps(db, [prompt.id])).get(prompt.id) ?? {} };
@@ -198,9 +210,10 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
 
     async listPrompts(tenantId, page) {
       const rows = await db
-        .select()
+        .select(promptRowColumns)
         .from(prompts)
-        .where(promptListCondition(prompts, tenantId, page.cursor))
+        .leftJoin(promptVersions, latestVersionJoin)
+        .where(promptListCondition({ prompts, promptTags }, tenantId, page, latestDescription))
         .orderBy(asc(prompts.slug))
         .limit(page.limit + 1);
       const result = pageFrom(rows, page.limit, (row) => [row.slug]);

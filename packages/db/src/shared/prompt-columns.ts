@@ -1,5 +1,5 @@
-import type { PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
-import { type AnyColumn, and, eq, gt, lt, type SQL } from "drizzle-orm";
+import type { PromptListPage, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
+import { type AnyColumn, and, eq, gt, lt, or, type SQL, sql, type Table } from "drizzle-orm";
 import { decodeCursor } from "./cursor.ts";
 import { pickColumns } from "./pick-columns.ts";
 
@@ -18,6 +18,8 @@ interface PromptTables {
   promptVersions: PromptVersionTable;
   promptTags: { tag: AnyColumn };
 }
+
+type PgOrSqliteTagTable = Table & { promptId: AnyColumn; tag: AnyColumn };
 
 const VERSION_KEY_COLUMNS = ["id", "promptId", "tenantId"] as const;
 const VERSION_RECORD_COLUMNS = ["version", "definition", "contentHash", "createdAt"] as const;
@@ -52,16 +54,39 @@ export const versionSelectorCondition = (
   }
 };
 
-/** A tenant's prompts after the page's cursor (in slug order). */
+/** `%`, `_` and the escape character itself match literally in a LIKE pattern with `escape '\\'`. */
+export const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (match) => `\\${match}`);
+
+/**
+ * A tenant's prompts after the page's cursor (in slug order), narrowed by `q` (slug or the
+ * latest version's `description`, case-insensitive substring) and `tag` (prompts having it).
+ * `description` is the dialect's expression of the joined latest version's description.
+ */
 export const promptListCondition = (
-  prompts: Pick<PromptTables["prompts"], "tenantId" | "slug">,
+  tables: {
+    prompts: { id: AnyColumn; tenantId: AnyColumn; slug: AnyColumn };
+    promptTags: PgOrSqliteTagTable;
+  },
   tenantId: string,
-  cursor: string | null | undefined,
-): SQL | undefined =>
-  and(
+  page: PromptListPage,
+  description: SQL,
+): SQL | undefined => {
+  const { prompts, promptTags } = tables;
+  const pattern = page.q ? `%${escapeLike(page.q.toLowerCase())}%` : null;
+  return and(
     eq(prompts.tenantId, tenantId),
-    cursor ? gt(prompts.slug, decodeCursor(cursor, ["string"])[0]) : undefined,
+    page.cursor ? gt(prompts.slug, decodeCursor(page.cursor, ["string"])[0]) : undefined,
+    pattern === null
+      ? undefined
+      : or(
+          sql`lower(${prompts.slug}) like ${pattern} escape '\\'`,
+          sql`lower(${description}) like ${pattern} escape '\\'`,
+        ),
+    page.tag
+      ? sql`exists (select 1 from ${promptTags} where ${promptTags.promptId} = ${prompts.id} and ${promptTags.tag} = ${page.tag})`
+      : undefined,
   );
+};
 
 /** One prompt's versions after the page's cursor (newest first); needs prompts joined. */
 export const versionListCondition = (

@@ -1,5 +1,5 @@
 import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
-import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { prompts, promptTags, promptVersions } from "../schema/sqlite.ts";
 import { pageFrom } from "../shared/cursor.ts";
@@ -18,6 +18,17 @@ import { withConstraintErrors } from "./sqlite-errors.ts";
 type Queryable = Pick<BunSQLiteDatabase, "select" | "insert" | "update">;
 
 const versionColumns = promptVersionColumns(promptVersions, prompts);
+
+/** The latest version's description, read from its JSON definition. */
+const latestDescription = sql<string | null>`json_extract(${promptVersions.definition}, '$.description')`;
+
+/** A prompt row with its latest version's description (prompt_versions joined by `latestVersionJoin`). */
+const promptRowColumns = { ...getTableColumns(prompts), description: latestDescription };
+
+const latestVersionJoin = and(
+  eq(promptVersions.promptId, prompts.id),
+  eq(promptVersions.version, prompts.latestVersion),
+);
 
 const selectorCondition = (selector: VersionSelector) =>
   versionSelectorCondition({ prompts, promptVersions, promptTags }, selector);
@@ -238,8 +249,9 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
 
     async getPrompt(tenantId, slug) {
       const prompt = db
-        .select()
+        .select(promptRowColumns)
         .from(prompts)
+        .leftJoin(promptVersions, latestVersionJoin)
         .where(and(eq(prompts.tenantId, tenantId), eq(prompts.slug, slug)))
         .get();
       if (!prompt) return null;
@@ -248,9 +260,10 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
 
     async listPrompts(tenantId, page) {
       const rows = db
-        .select()
+        .select(promptRowColumns)
         .from(prompts)
-        .where(promptListCondition(prompts, tenantId, page.cursor))
+        .leftJoin(promptVersions, latestVersionJoin)
+        .where(promptListCondition({ prompts, promptTags }, tenantId, page, latestDescription))
         .orderBy(asc(prompts.slug))
         .limit(page.limit + 1)
         .all();

@@ -1,10 +1,26 @@
-import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "../../ports.ts";
+import type {
+  PromptListPage,
+  PromptRecord,
+  PromptStore,
+  PromptVersionRecord,
+  VersionSelector,
+} from "../../ports.ts";
 import { copy, decodeCursor, isNumber, isString, paginate } from "./paging.ts";
 import { type MemoryReferences, requireReference } from "./references.ts";
 
 export interface MemoryPromptStore extends PromptStore {
   hasVersion(id: string): boolean;
 }
+
+/** The `q` and `tag` filters of PromptStore.listPrompts. */
+const matchesListPage = (prompt: PromptRecord, page: PromptListPage): boolean => {
+  if (page.tag && prompt.tags[page.tag] === undefined) return false;
+  if (!page.q) return true;
+  const needle = page.q.toLowerCase();
+  return (
+    prompt.slug.toLowerCase().includes(needle) || (prompt.description ?? "").toLowerCase().includes(needle)
+  );
+};
 
 export function createMemoryPromptStore(references: MemoryReferences): MemoryPromptStore {
   /** key: `${tenantId}/${slug}` */
@@ -52,6 +68,7 @@ export function createMemoryPromptStore(references: MemoryReferences): MemoryPro
           tenantId: input.tenantId,
           slug: input.slug,
           latestVersion: 0,
+          description: null,
           tags: {},
           createdAt: input.at,
           updatedAt: input.at,
@@ -76,6 +93,7 @@ export function createMemoryPromptStore(references: MemoryReferences): MemoryPro
         };
         versions.set(version.id, version);
         prompt.latestVersion = version.version;
+        prompt.description = input.definition.description ?? null;
         prompt.updatedAt = input.at;
         created = true;
       }
@@ -106,7 +124,7 @@ export function createMemoryPromptStore(references: MemoryReferences): MemoryPro
     },
     async listPrompts(tenantId, page) {
       const sorted = [...prompts.values()]
-        .filter((prompt) => prompt.tenantId === tenantId)
+        .filter((prompt) => prompt.tenantId === tenantId && matchesListPage(prompt, page))
         .sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
       const result = paginate(
         sorted,

@@ -177,12 +177,16 @@ export const promptVersionSchema = z.object({
   description: z.string().nullable(),
   tags: z.array(z.string()),
   createdAt: z.iso.datetime(),
+  /** SHA-256 (hex) of the version's canonical content; REST sends it as the `ETag`. */
+  contentHash: z.string(),
 });
 export type PromptVersion = z.infer<typeof promptVersionSchema>;
 
 export const promptSummarySchema = z.object({
   id: uuidSchema,
   slug: slugSchema,
+  /** The latest version's description. */
+  description: z.string().nullable(),
   latestVersion: z.number().int().positive(),
   tags: z.record(z.string(), z.number().int().positive()),
   createdAt: z.iso.datetime(),

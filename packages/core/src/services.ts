@@ -9,6 +9,7 @@ import type {
   Environment,
   Page,
   PromptFileInput,
+  PromptListFilter,
   PromptRun,
   PromptSummary,
   PromptVersion,
@@ -52,7 +53,10 @@ export interface PromptService {
   tag(tenantId: string, slug: string, versionSegment: string, tag: string): Promise<PushResult>;
   /** versionSegment: UUID → id; digits → number; `latest`; anything else → tag. */
   get(tenantId: string, slug: string, versionSegment: string): Promise<PromptVersion>;
-  list(tenantId: string, page: PageInput): Promise<Page<PromptSummary>>;
+  /** Slug order; `q` (slug or description, case-insensitive substring) and `tag` narrow the list. */
+  list(tenantId: string, page: PageInput & PromptListFilter): Promise<Page<PromptSummary>>;
+  /** One prompt's summary; not_found for an unknown slug. */
+  summary(tenantId: string, slug: string): Promise<PromptSummary>;
   versions(tenantId: string, slug: string, page: PageInput): Promise<Page<PromptVersion>>;
 }
 

@@ -92,6 +92,25 @@ describe("tRPC procedures (in-process)", () => {
   });
   afterEach(() => kit.close());
 
+  test("prompt.list filters by q and tag, prompt.summary and the version's contentHash", async () => {
+    await clientA.prompt.push.mutate({
+      files: [{ ...greet, description: "Greets a USER" }, { ...greet, slug: "farewell", tags: [] }],
+    });
+    await clientB.prompt.push.mutate({ files: [{ ...greet, slug: "greet-b" }] });
+    const slugs = async (input: { q?: string; tag?: string }) =>
+      (await clientA.prompt.list.query(input)).items.map((prompt) => prompt.slug);
+    expect(await slugs({ q: "user" })).toEqual(["greet"]);
+    expect(await slugs({ q: "FARE" })).toEqual(["farewell"]);
+    expect(await slugs({ tag: "production" })).toEqual(["greet"]);
+    expect(await slugs({ q: "greet" })).toEqual(["greet"]);
+    const summary = await clientA.prompt.summary.query({ slug: "greet" });
+    expect(summary).toMatchObject({ slug: "greet", description: "Greets a USER", latestVersion: 1 });
+    expect(summary.tags).toEqual({ production: 1 });
+    await expectError(clientA.prompt.summary.query({ slug: "greet-b" }), "NOT_FOUND");
+    const version = await clientA.prompt.get.query({ slug: "greet" });
+    expect(version.contentHash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
   test("prompt.push, list, get, versions and tag", async () => {
     const [pushed] = await clientA.prompt.push.mutate({ files: [greet] });
     expect(pushed).toMatchObject({ slug: "greet", version: 1, created: true, tags: ["production"] });

@@ -153,8 +153,18 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
     },
 
     async list(tenantId, page) {
-      const result = await store.prompts.listPrompts(tenantId, clampPage(page));
+      const result = await store.prompts.listPrompts(tenantId, {
+        ...clampPage(page),
+        q: page.q ?? null,
+        tag: page.tag ?? null,
+      });
       return { items: result.items.map(toPromptSummary), nextCursor: result.nextCursor };
+    },
+
+    async summary(tenantId, slug) {
+      const prompt = await store.prompts.getPrompt(tenantId, slug);
+      if (!prompt) throw notFound(`prompt '${slug}' not found`);
+      return toPromptSummary(prompt);
     },
 
     async versions(tenantId, slug, page) {

@@ -16,6 +16,7 @@ export function toPromptVersion(record: PromptVersionRecord, tags: string[]): Pr
     description: record.definition.description ?? null,
     tags,
     createdAt: record.createdAt.toISOString(),
+    contentHash: record.contentHash,
   };
 }
 
@@ -23,6 +24,7 @@ export function toPromptSummary(record: PromptRecord): PromptSummary {
   return {
     id: record.id,
     slug: record.slug,
+    description: record.description,
     latestVersion: record.latestVersion,
     tags: record.tags,
     createdAt: record.createdAt.toISOString(),

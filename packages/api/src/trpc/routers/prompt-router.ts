@@ -3,9 +3,10 @@ import {
   type PromptSummary,
   type PromptVersion,
   type PushResult,
-  pageRequestSchema,
   promptGetInputSchema,
+  promptListInputSchema,
   promptPushInputSchema,
+  promptSummaryInputSchema,
   promptTagInputSchema,
   promptVersionsInputSchema,
 } from "@promptrun/contract";
@@ -14,9 +15,14 @@ import type { Procedures, TrpcRoot } from "../root.ts";
 export function createPromptRouter(t: TrpcRoot, { tenantProcedure, subscribedProcedure }: Procedures) {
   return t.router({
     list: tenantProcedure
-      .input(pageRequestSchema)
+      .input(promptListInputSchema)
       .query(
         ({ ctx, input }): Promise<Page<PromptSummary>> => ctx.services.prompts.list(ctx.tenant.id, input),
+      ),
+    summary: tenantProcedure
+      .input(promptSummaryInputSchema)
+      .query(
+        ({ ctx, input }): Promise<PromptSummary> => ctx.services.prompts.summary(ctx.tenant.id, input.slug),
       ),
     get: tenantProcedure
       .input(promptGetInputSchema)

@@ -20,6 +20,13 @@ import { cancelRunHandler } from "./rest/cancel-run.ts";
 import { createRunHandler } from "./rest/create-run.ts";
 import { createStreamTokenHandler } from "./rest/create-stream-token.ts";
 import { getRunHandler } from "./rest/get-run.ts";
+import { pushPromptHandler } from "./rest/prompts-push.ts";
+import {
+  getPromptHandler,
+  getPromptVersionHandler,
+  listPromptsHandler,
+  listPromptVersionsHandler,
+} from "./rest/prompts-read.ts";
 import type { RestHandler } from "./rest/rest-context.ts";
 import { createStreamHandler, type EndReason } from "./sse/index.ts";
 import { createTrpcHandler } from "./trpc/index.ts";
@@ -139,6 +146,12 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
   const router = new Router<RouteHandler>()
     .add("POST", "/api/v1/threads/:thread/stream-token", rest(createStreamTokenHandler))
     .add("POST", "/api/v1/prompts/:slug/:version/runs", rest(createRunHandler))
+    .add("GET", "/api/v1/prompts", rest(listPromptsHandler))
+    .add("POST", "/api/v1/prompts", rest(pushPromptHandler))
+    .add("GET", "/api/v1/prompts/:slug", rest(getPromptHandler))
+    // Before `/:slug/:version`: the static segment wins (a tag named `versions` is read by number or id).
+    .add("GET", "/api/v1/prompts/:slug/versions", rest(listPromptVersionsHandler))
+    .add("GET", "/api/v1/prompts/:slug/:version", rest(getPromptVersionHandler))
     .add("GET", "/api/v1/promptruns/:id", rest(getRunHandler))
     .add("POST", "/api/v1/promptruns/:id/cancel", rest(cancelRunHandler))
     .add(

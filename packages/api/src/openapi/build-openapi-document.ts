@@ -25,6 +25,7 @@ import {
   wwwAuthenticateHeader,
 } from "./error-responses.ts";
 import { completedJsonRunExample, promptFileComponent, promptVersionComponent } from "./prompt-components.ts";
+import { promptOperations, promptsTag } from "./prompt-operations.ts";
 import { webhookOperations } from "./webhook-operations.ts";
 
 export type OpenApiDocument = ReturnType<typeof createDocument>;
@@ -135,6 +136,7 @@ const openOutputObjects: CreateDocumentOptions["override"] = ({ jsonSchema, io }
 };
 
 const tags = [
+  promptsTag,
   { name: "Runs", description: "Create a run of a stored prompt version, read it, cancel it." },
   {
     name: "Streaming",
@@ -172,7 +174,6 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
       tags,
       webhooks: webhookOperations,
       components: {
-        // Not returned by a REST operation (tRPC `prompt.get`, the CLI): listed for reference.
         schemas: { PromptFile: promptFileComponent, PromptVersion: promptVersionComponent },
         securitySchemes: {
           apiKey: { type: "http", scheme: "bearer", description: "`Authorization: Bearer <API_KEY>`." },
@@ -192,6 +193,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
         },
       },
       paths: {
+        ...promptOperations,
         "/api/v1/threads/{thread}/stream-token": {
           post: {
             operationId: "create_stream_token",

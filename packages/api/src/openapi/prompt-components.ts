@@ -26,7 +26,7 @@ const described = {
   }),
 };
 
-/** A prompt file as pushed (YAML or JSON): what `promptrun prompts push` and tRPC `prompt.push` take. */
+/** A prompt file as pushed (YAML or JSON): the body of `POST /api/v1/prompts`, what the CLI and tRPC `prompt.push` take. */
 export const promptFileComponent = promptFileSchema
   .extend({
     output: described.output.optional(),
@@ -36,10 +36,10 @@ export const promptFileComponent = promptFileSchema
   .meta({
     unusedIO: "input",
     description:
-      "A prompt file (YAML or JSON). Inputs of type `image` and `file` take an https or base64 `data:` URL, `messages` a list of `{role, content}`; a message's content is a string or a list of text, image and file parts. Not a REST body: push it with the CLI or tRPC `prompt.push`.",
+      "A prompt file (YAML or JSON). Inputs of type `image` and `file` take an https or base64 `data:` URL, `messages` a list of `{role, content}`; a message's content is a string or a list of text, image and file parts. Push it with `POST /api/v1/prompts`, the CLI or tRPC `prompt.push`.",
   });
 
-/** A stored, immutable version of a prompt, as tRPC `prompt.get` and `prompt.versions` return it. */
+/** A stored, immutable version of a prompt, as REST, tRPC `prompt.get` and `prompt.versions` return it. */
 export const promptVersionComponent = promptVersionSchema
   .extend({
     output: described.output.nullable(),
@@ -48,7 +48,7 @@ export const promptVersionComponent = promptVersionSchema
   })
   .meta({
     description:
-      "A stored prompt version (tRPC `prompt.get`, `prompt.versions`); `output`, `memory` and `providerOptions` are null when the file did not set them.",
+      "A stored prompt version; `output`, `memory` and `providerOptions` are null when the file did not set them. `contentHash` is the SHA-256 of its canonical content (the ETag).",
   });
 
 /** The documented example of a completed run of a prompt with an output schema. */

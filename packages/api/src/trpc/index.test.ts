@@ -94,7 +94,10 @@ describe("tRPC procedures (in-process)", () => {
 
   test("prompt.list filters by q and tag, prompt.summary and the version's contentHash", async () => {
     await clientA.prompt.push.mutate({
-      files: [{ ...greet, description: "Greets a USER" }, { ...greet, slug: "farewell", tags: [] }],
+      files: [
+        { ...greet, description: "Greets a USER" },
+        { ...greet, slug: "farewell", tags: [] },
+      ],
     });
     await clientB.prompt.push.mutate({ files: [{ ...greet, slug: "greet-b" }] });
     const slugs = async (input: { q?: string; tag?: string }) =>

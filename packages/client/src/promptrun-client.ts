@@ -8,14 +8,16 @@ import {
   type StreamTokenResponse,
   streamTokenResponseSchema,
 } from "@promptrun/contract";
-import type { z } from "zod";
 import { ApiError } from "./api-error.ts";
 import { delay } from "./delay.ts";
+import { createPromptsClient, type PromptsClient } from "./prompts.ts";
+import type { PromptCacheOptions } from "./prompts-cache.ts";
+import { createRestRequester, type FetchFunction } from "./rest-request.ts";
+
+export type { FetchFunction } from "./rest-request.ts";
+
 import type { TypedPromptRun } from "./run-output-json.ts";
 import { type SubscribeToThreadOptions, subscribeToThread } from "./subscribe-to-thread.ts";
-
-/** The `fetch` signature the client needs (the global one, or an injected one in tests). */
-export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /** Options of {@link createPromptrunClient}. */
 export interface PromptrunClientOptions {
@@ -25,6 +27,11 @@ export interface PromptrunClientOptions {
   apiKey?: string;
   /** Replaces the global `fetch`. */
   fetch?: FetchFunction;
+  /**
+   * Caches `prompts.get` answers (stale-while-revalidate, conditional requests with the ETag).
+   * Without it every `prompts.get` asks the server.
+   */
+  promptCache?: PromptCacheOptions;
 }
 
 /** Options of `runs.create`. */
@@ -48,6 +55,8 @@ export type ThreadSubscribeOptions = Omit<SubscribeToThreadOptions, "url" | "tok
 
 /** A typed client of Promptrun's REST API (`/api/v1`). Every method throws {@link ApiError} on failure. */
 export interface PromptrunClient {
+  /** Prompts: list, summary, versions, push, and `get` with an optional cache and fallback. */
+  prompts: PromptsClient;
   runs: {
     /** Starts a run of prompt `slug` at `version` (number, tag, `latest` or version id). */
     create(
@@ -82,48 +91,8 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const fetchFunction: FetchFunction = options.fetch ?? ((input, init) => fetch(input, init));
 
-  async function request<Schema extends z.ZodType>(
-    method: string,
-    path: string,
-    schema: Schema,
-    init: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal | undefined } = {},
-  ): Promise<z.infer<Schema>> {
-    const headers: Record<string, string> = { accept: "application/json", ...init.headers };
-    if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-    if (init.body !== undefined) headers["content-type"] = "application/json";
-    let response: Response;
-    try {
-      response = await fetchFunction(`${baseUrl}${path}`, {
-        method,
-        headers,
-        body: init.body === undefined ? null : JSON.stringify(init.body),
-        signal: init.signal ?? null,
-      });
-    } catch (error) {
-      if (init.signal?.aborted) throw init.signal.reason;
-      throw ApiError.network(error);
-    }
-    if (!response.ok) throw await ApiError.fromResponse(response);
-    const text = await response.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (error) {
-      throw new ApiError(response.status, "invalid_response", `${method} ${path}: response is not JSON`, {
-        cause: error,
-      });
-    }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      throw new ApiError(
-        response.status,
-        "invalid_response",
-        `${method} ${path}: response does not match the contract: ${parsed.error.message}`,
-        { cause: parsed.error },
-      );
-    }
-    return parsed.data;
-  }
+  const requester = createRestRequester({ baseUrl, apiKey: options.apiKey, fetch: fetchFunction });
+  const { request } = requester;
 
   const runs: PromptrunClient["runs"] = {
     create(slug, version, body, createOptions = {}) {
@@ -178,5 +147,5 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
     },
   };
 
-  return { runs, threads };
+  return { prompts: createPromptsClient(requester, options.promptCache), runs, threads };
 }

@@ -3,6 +3,7 @@ export * from "./ids.ts";
 export * from "./own-keys.ts";
 export * from "./pagination.ts";
 export * from "./prompt.ts";
+export * from "./render.ts";
 export * from "./run.ts";
 export * from "./stream.ts";
 export * from "./trpc.ts";

@@ -16,13 +16,7 @@ import { outputJsonOf } from "../models/output-json.ts";
 import { type AttemptObservation, emptyObservation, streamModelText } from "../models/stream-model-text.ts";
 import { tokenUsageFromProvider } from "../models/token-usage.ts";
 import type { DownloadedFile } from "../models/url-download.ts";
-import type {
-  Clock,
-  RunRecord,
-  Store,
-  ThreadEventBus,
-  WebhookDeliveryRecord,
-} from "../ports.ts";
+import type { Clock, RunRecord, Store, ThreadEventBus, WebhookDeliveryRecord } from "../ports.ts";
 import { buildCost, costBlock, sumCostBlocks } from "../pricing/cost.ts";
 import { metricsModelLabel } from "../pricing/metrics-model-label.ts";
 import { lookupModelPrice } from "../pricing/model-price.ts";

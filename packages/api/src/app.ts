@@ -20,6 +20,7 @@ import { cancelRunHandler } from "./rest/cancel-run.ts";
 import { createRunHandler } from "./rest/create-run.ts";
 import { createStreamTokenHandler } from "./rest/create-stream-token.ts";
 import { getRunHandler } from "./rest/get-run.ts";
+import { renderPromptHandler } from "./rest/render-prompt.ts";
 import type { RestHandler } from "./rest/rest-context.ts";
 import { createStreamHandler, type EndReason } from "./sse/index.ts";
 import { createTrpcHandler } from "./trpc/index.ts";
@@ -139,6 +140,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
   const router = new Router<RouteHandler>()
     .add("POST", "/api/v1/threads/:thread/stream-token", rest(createStreamTokenHandler))
     .add("POST", "/api/v1/prompts/:slug/:version/runs", rest(createRunHandler))
+    .add("POST", "/api/v1/prompts/:slug/:version/render", rest(renderPromptHandler))
     .add("GET", "/api/v1/promptruns/:id", rest(getRunHandler))
     .add("POST", "/api/v1/promptruns/:id/cancel", rest(cancelRunHandler))
     .add(

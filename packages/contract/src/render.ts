@@ -36,11 +36,9 @@ export const renderedPromptSchema = z
     output: outputSpecSchema
       .nullable()
       .meta({ description: "The version's `output` (structured output); null when it sets none." }),
-    providerOptions: providerOptionsSchema
-      .nullable()
-      .meta({
-        description: "The version's `providerOptions`, passed to the provider as they are; null when none.",
-      }),
+    providerOptions: providerOptionsSchema.nullable().meta({
+      description: "The version's `providerOptions`, passed to the provider as they are; null when none.",
+    }),
     memory: runMemorySchema,
   })
   .meta({

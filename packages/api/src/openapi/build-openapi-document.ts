@@ -25,6 +25,7 @@ import {
   wwwAuthenticateHeader,
 } from "./error-responses.ts";
 import { completedJsonRunExample, promptFileComponent, promptVersionComponent } from "./prompt-components.ts";
+import { renderOperation } from "./render-operation.ts";
 import { webhookOperations } from "./webhook-operations.ts";
 
 export type OpenApiDocument = ReturnType<typeof createDocument>;
@@ -136,6 +137,7 @@ const openOutputObjects: CreateDocumentOptions["override"] = ({ jsonSchema, io }
 
 const tags = [
   { name: "Runs", description: "Create a run of a stored prompt version, read it, cancel it." },
+  { name: "Prompts", description: "Stored, versioned prompts: render a version without running it." },
   {
     name: "Streaming",
     description: "Live output of a thread: a short-lived stream token, then Server-Sent Events.",
@@ -269,6 +271,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
             },
           },
         },
+        ...renderOperation,
         "/api/v1/promptruns/{id}": {
           get: {
             operationId: "get_prompt_run",

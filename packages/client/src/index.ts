@@ -1,4 +1,5 @@
 export * from "./api-error.ts";
 export * from "./promptrun-client.ts";
+export * from "./render.ts";
 export * from "./run-output-json.ts";
 export * from "./subscribe-to-thread.ts";

@@ -11,6 +11,7 @@ import {
 import type { z } from "zod";
 import { ApiError } from "./api-error.ts";
 import { delay } from "./delay.ts";
+import { createRenderCall, type RenderPrompt } from "./render.ts";
 import type { TypedPromptRun } from "./run-output-json.ts";
 import { type SubscribeToThreadOptions, subscribeToThread } from "./subscribe-to-thread.ts";
 
@@ -75,6 +76,8 @@ export interface PromptrunClient {
     /** Subscribes to a thread with tokens minted by this client (server-side consumers). */
     subscribe(thread: string, options?: ThreadSubscribeOptions): AsyncIterable<StreamEnvelope>;
   };
+  /** The request a run of `slug` at `version` would send, without running it (see {@link RenderPrompt}). */
+  render: RenderPrompt;
 }
 
 /** Creates a {@link PromptrunClient}. */
@@ -178,5 +181,5 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
     },
   };
 
-  return { runs, threads };
+  return { runs, threads, render: createRenderCall(request) };
 }

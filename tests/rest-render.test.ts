@@ -284,4 +284,31 @@ describe("errors as on create-run", () => {
       await documented(response);
     }
   });
+
+  test("405 with Allow, 415 and 413 answer as documented; an inactive tenant is not refused", async () => {
+    const path = "/api/v1/prompts/greet/latest/render";
+    const wrongMethod = await api(server, path);
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get("allow")).toBe("POST");
+    await documented(wrongMethod);
+    const plain = await api(server, path, {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: "{}",
+    });
+    expect(plain.status).toBe(415);
+    await documented(plain);
+    const big = await api(server, path, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: `{"inputs": {"name": "${"x".repeat(2 * 1024 * 1024)}"}}`,
+    });
+    expect(big.status).toBe(413);
+    await documented(big);
+    const lapsed = await server.cli<{ apiKey: string }>("tenants", "create", "lapsed", "--inactive");
+    const inactive = await render("greet", "latest", { inputs: { name: "A" } }, lapsed.json.apiKey);
+    // Not 403: the tenant has no prompts, so the answer is the prompt's 404.
+    expect(inactive.status).toBe(404);
+    await documented(inactive);
+  });
 });

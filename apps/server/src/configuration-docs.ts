@@ -82,7 +82,8 @@ const rows: ConfigurationRow[] = [
   },
   {
     variables: ["PROMPTRUN_RATE_LIMIT"],
-    meaning: "per-tenant create-run rate and burst (stream tokens alike)",
+    meaning:
+      "per-tenant create-run rate and burst (stream tokens and renders alike, each in a bucket of its own)",
   },
   {
     variables: ["PROMPTRUN_MAX_PENDING_RUNS"],

@@ -27,6 +27,7 @@ import {
   listPromptsHandler,
   listPromptVersionsHandler,
 } from "./rest/prompts-read.ts";
+import { renderPromptHandler } from "./rest/render-prompt.ts";
 import type { RestHandler } from "./rest/rest-context.ts";
 import { createStreamHandler, type EndReason } from "./sse/index.ts";
 import { createTrpcHandler } from "./trpc/index.ts";
@@ -152,6 +153,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
     // Before `/:slug/:version`: the static segment wins (a tag named `versions` is read by number or id).
     .add("GET", "/api/v1/prompts/:slug/versions", rest(listPromptVersionsHandler))
     .add("GET", "/api/v1/prompts/:slug/:version", rest(getPromptVersionHandler))
+    .add("POST", "/api/v1/prompts/:slug/:version/render", rest(renderPromptHandler))
     .add("GET", "/api/v1/promptruns/:id", rest(getRunHandler))
     .add("POST", "/api/v1/promptruns/:id/cancel", rest(cancelRunHandler))
     .add(

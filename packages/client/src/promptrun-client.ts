@@ -12,6 +12,7 @@ import { ApiError } from "./api-error.ts";
 import { delay } from "./delay.ts";
 import { createPromptsClient, type PromptsClient } from "./prompts.ts";
 import type { PromptCacheOptions } from "./prompts-cache.ts";
+import { createRenderCall, type RenderPrompt } from "./render.ts";
 import { createRestRequester, type FetchFunction } from "./rest-request.ts";
 
 export type { FetchFunction } from "./rest-request.ts";
@@ -55,8 +56,11 @@ export type ThreadSubscribeOptions = Omit<SubscribeToThreadOptions, "url" | "tok
 
 /** A typed client of Promptrun's REST API (`/api/v1`). Every method throws {@link ApiError} on failure. */
 export interface PromptrunClient {
-  /** Prompts: list, summary, versions, push, and `get` with an optional cache and fallback. */
-  prompts: PromptsClient;
+  /**
+   * Prompts: list, summary, versions, push, `get` with an optional cache and fallback, and
+   * `render` (the request a run would send, without running it; see {@link RenderPrompt}).
+   */
+  prompts: PromptsClient & { render: RenderPrompt };
   runs: {
     /** Starts a run of prompt `slug` at `version` (number, tag, `latest` or version id). */
     create(
@@ -147,5 +151,9 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
     },
   };
 
-  return { prompts: createPromptsClient(requester, options.promptCache), runs, threads };
+  const prompts = {
+    ...createPromptsClient(requester, options.promptCache),
+    render: createRenderCall(request),
+  };
+  return { prompts, runs, threads };
 }

@@ -14,6 +14,7 @@ import type {
   PromptSummary,
   PromptVersion,
   PushResult,
+  RenderedPrompt,
   RunStatus,
   StreamTokenResponse,
   Tenant,
@@ -78,6 +79,11 @@ export interface RunService {
     body: unknown,
     options?: CreateRunOptions,
   ): Promise<CreateRunResponse & { replayed: boolean }>;
+  /**
+   * The request a run would send, without running it (docs/PRODUCT-RULES.md "Render"): create-run's
+   * checks in its order, no subscription needed, env var values shown as `[env:NAME]`.
+   */
+  render(tenantId: string, slug: string, versionSegment: string, body: unknown): Promise<RenderedPrompt>;
   get(tenantId: string, id: string): Promise<PromptRun>;
   list(
     tenantId: string,
@@ -135,17 +141,20 @@ export interface WebhookService {
   setEnabled(tenantId: string, id: string, enabled: boolean): Promise<Webhook>;
 }
 
+/** Each action has its own per-tenant bucket (all sized by the rate-limit settings). */
+export type RateLimitedAction = "runs.create" | "stream-token" | "prompts.render";
+
 export interface RateLimitService {
   /**
    * Takes one token from the tenant's bucket for `action`; throws (or rejects) rate_limited with
    * retryAfterSeconds. In-process buckets answer synchronously, shared (Redis) ones with a promise:
    * callers await it.
    */
-  take(tenantId: string, action: "runs.create" | "stream-token"): void | Promise<void>;
+  take(tenantId: string, action: RateLimitedAction): void | Promise<void>;
   /** Current state for RateLimit-* headers (a shared limiter answers from what it last saw). */
   state(
     tenantId: string,
-    action: "runs.create" | "stream-token",
+    action: RateLimitedAction,
   ): { limit: number; remaining: number; resetSeconds: number };
 }
 

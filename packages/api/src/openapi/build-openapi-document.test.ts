@@ -28,6 +28,12 @@ const expectedStatuses: Array<[string, string, string, string[]]> = [
     "create_prompt_run",
     ["202", "400", "401", "403", "404", "405", "409", "413", "415", "429", "500", "503"],
   ],
+  [
+    "/api/v1/prompts/{slug}/{version}/render",
+    "post",
+    "render_prompt",
+    ["200", "400", "401", "404", "405", "413", "415", "429", "500"],
+  ],
   ["/api/v1/promptruns/{id}", "get", "get_prompt_run", ["200", "401", "404", "405", "500"]],
   ["/api/v1/promptruns/{id}/cancel", "post", "cancel_prompt_run", ["200", "401", "404", "405", "409", "500"]],
   ["/api/v1/openapi.json", "get", "get_openapi_document", ["200", "405"]],
@@ -94,6 +100,7 @@ describe("buildOpenApiDocument", () => {
     const allows: Record<string, string> = {
       "/api/v1/threads/{thread}/stream-token": "POST",
       "/api/v1/prompts/{slug}/{version}/runs": "POST",
+      "/api/v1/prompts/{slug}/{version}/render": "POST",
       "/api/v1/promptruns/{id}": "GET, HEAD",
       "/api/v1/promptruns/{id}/cancel": "POST",
       "/api/v1/openapi.json": "GET, HEAD",

@@ -26,6 +26,7 @@ import {
 } from "./error-responses.ts";
 import { completedJsonRunExample, promptFileComponent, promptVersionComponent } from "./prompt-components.ts";
 import { promptOperations, promptsTag } from "./prompt-operations.ts";
+import { renderOperation } from "./render-operation.ts";
 import { webhookOperations } from "./webhook-operations.ts";
 
 export type OpenApiDocument = ReturnType<typeof createDocument>;
@@ -271,6 +272,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
             },
           },
         },
+        ...renderOperation,
         "/api/v1/promptruns/{id}": {
           get: {
             operationId: "get_prompt_run",

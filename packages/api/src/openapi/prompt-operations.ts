@@ -7,7 +7,8 @@ import { promptFileComponent, promptVersionComponent } from "./prompt-components
 /** The tag of the prompt operations (docs/PRODUCT-RULES.md "Prompts over REST"). */
 export const promptsTag = {
   name: "Prompts",
-  description: "Read the tenant's prompts and their versions, and push a prompt file.",
+  description:
+    "Read the tenant's prompts and their versions, push a prompt file, and render a version without running it.",
 };
 
 const promptSummaryComponent = promptSummarySchema.meta({

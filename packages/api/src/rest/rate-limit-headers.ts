@@ -1,6 +1,6 @@
 import type { PromptrunServices } from "@promptrun/core";
 
-export type RateLimitedAction = "runs.create" | "stream-token";
+export type RateLimitedAction = "runs.create" | "stream-token" | "prompts.render";
 
 /** `RateLimit-Limit/Remaining/Reset` for the tenant's bucket of `action`. */
 export function rateLimitHeaders(

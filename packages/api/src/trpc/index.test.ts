@@ -268,6 +268,45 @@ describe("tRPC procedures (in-process)", () => {
     expect((await clientA.run.get.query({ id: run.id })).id).toBe(run.id);
   });
 
+  test("prompt.render: the REST render over the same service; a read, no subscription needed", async () => {
+    await clientA.prompt.push.mutate({ files: [greet] });
+    const rendered = await clientA.prompt.render.mutate({
+      slug: "greet",
+      version: "1",
+      inputs: { name: "Ada" },
+    });
+    expect(rendered).toEqual({
+      model: "dev:echo",
+      params: {},
+      messages: [{ role: "user", content: "Say hello to Ada." }],
+      tools: [],
+      output: null,
+      providerOptions: null,
+      memory: { messages: 0, dropped: 0 },
+    });
+    await expectError(
+      clientA.prompt.render.mutate({ slug: "greet", version: "latest", inputs: {} }),
+      "BAD_REQUEST",
+      /missing required input: inputs.name/,
+    );
+    await expectError(
+      clientB.prompt.render.mutate({ slug: "greet", version: "latest", inputs: { name: "x" } }),
+      "NOT_FOUND",
+    );
+    await expectError(
+      inProcessClient(kit).prompt.render.mutate({ slug: "greet", version: "latest", inputs: { name: "x" } }),
+      "UNAUTHORIZED",
+    );
+    const admin = inProcessClient(kit, { "x-promptrun-admin-token": ADMIN_TOKEN });
+    await admin.admin.tenant.setSubscription.mutate({ tenantId: kit.tenantA.id, active: false });
+    const inactive = await clientA.prompt.render.mutate({
+      slug: "greet",
+      version: "latest",
+      inputs: { name: "x" },
+    });
+    expect(inactive.messages).toEqual([{ role: "user", content: "Say hello to x." }]);
+  });
+
   test("tenants are isolated: another tenant's resources read as not found", async () => {
     await clientA.prompt.push.mutate({ files: [greet] });
     const run = await clientA.run.create.mutate({

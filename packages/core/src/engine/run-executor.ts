@@ -10,31 +10,19 @@ import type {
 import type { PromptrunConfig } from "../config.ts";
 import { loadEnvironmentVars } from "../environments/load-environment-vars.ts";
 import { PromptrunError } from "../errors.ts";
-import {
-  estimateMessageTokens,
-  memoryMessageOf,
-  promptMessageOfMemory,
-  readRunMemory,
-} from "../memory-window.ts";
+import { estimateMessageTokens } from "../memory-window.ts";
 import type { ModelGateway, ResolvedModel } from "../models/model-gateway.ts";
 import { outputJsonOf } from "../models/output-json.ts";
 import { type AttemptObservation, emptyObservation, streamModelText } from "../models/stream-model-text.ts";
 import { tokenUsageFromProvider } from "../models/token-usage.ts";
 import type { DownloadedFile } from "../models/url-download.ts";
-import type {
-  Clock,
-  MemoryMessage,
-  RunRecord,
-  Store,
-  ThreadEventBus,
-  WebhookDeliveryRecord,
-} from "../ports.ts";
+import type { Clock, RunRecord, Store, ThreadEventBus, WebhookDeliveryRecord } from "../ports.ts";
 import { buildCost, costBlock, sumCostBlocks } from "../pricing/cost.ts";
 import { metricsModelLabel } from "../pricing/metrics-model-label.ts";
 import { lookupModelPrice } from "../pricing/model-price.ts";
+import { type RenderedRunRequest, renderRunRequest } from "../rendering/run-request.ts";
 import type { SecretBox } from "../security/secret-box.ts";
 import type { EngineMetrics } from "../services.ts";
-import { renderMessages } from "../templating/template.ts";
 import { abortableSleep } from "./abortable-sleep.ts";
 import { type AttemptFailure, classifyAttemptError } from "./attempt-failure.ts";
 import { retryDelayMs } from "./backoff.ts";
@@ -72,14 +60,10 @@ const RESUMES_BEYOND_ATTEMPT_LIMIT = 10;
 const estimateTokens = (messages: PromptMessage[]): number =>
   messages.reduce((sum, message) => sum + estimateMessageTokens(message), 0);
 
-interface PreparedRun {
+/** The run's request (core/src/rendering/run-request.ts) with its version and resolved model. */
+interface PreparedRun extends RenderedRunRequest {
   definition: PromptDefinition;
   resolved: ResolvedModel;
-  messages: PromptMessage[];
-  /** The rendered user/assistant messages: what this exchange adds to the channel memory. */
-  exchange: MemoryMessage[];
-  /** History messages carried and left out (the run's `memory`). */
-  memoryWindow: RunMemory;
 }
 
 type AttemptResult =
@@ -317,21 +301,13 @@ async function prepare(
     params: definition.params,
   });
   resolving.catch(() => {});
-  const rendered = renderMessages(definition, run.inputs, tenantEnv);
   // The window's bound needs the rendered messages (their share of the context): read after them.
-  const memory = await readRunMemory(store.runs, run, deps.config.memory, definition, rendered);
-  const resolved = await resolving;
-  const system = rendered.filter((message) => message.role === "system");
-  const own = rendered.filter(
-    (message): message is PromptMessage & { role: "user" | "assistant" } => message.role !== "system",
-  );
-  return {
-    definition,
-    resolved,
-    messages: [...system, ...memory.messages.map(promptMessageOfMemory), ...own],
-    exchange: own.map(memoryMessageOf),
-    memoryWindow: { messages: memory.messages.length, dropped: memory.dropped },
-  };
+  const request = await renderRunRequest(definition, run.inputs, tenantEnv, {
+    runs: store.runs,
+    bound: deps.config.memory,
+    channel: run,
+  });
+  return { definition, resolved: await resolving, ...request };
 }
 
 /** The environment's env vars overlaid with the run's (plaintext, else decrypted from the record). */

@@ -6,20 +6,17 @@ import {
 } from "@promptrun/contract";
 import type { PromptrunConfig } from "../config.ts";
 import type { RunEngine } from "../engine-port.ts";
-import { DEFAULT_ENVIRONMENT } from "../environments/default-environment.ts";
 import { conflict, forbidden, invalid, notFound, PromptrunError, rateLimited } from "../errors.ts";
 import { checkMediaInputs, type MediaCheckOptions } from "../inputs/media-input.ts";
-import { assertModelTakesPromptFields } from "../models/call-options.ts";
 import type { Clock, IdempotencyRecord, NewRun, RunRecord, Store } from "../ports.ts";
 import { pendingRunRecord } from "../run-record.ts";
 import { createRequestFingerprint } from "../security/request-fingerprint.ts";
 import type { SecretBox } from "../security/secret-box.ts";
 import type { RateLimitService, RunService } from "../services.ts";
-import { validateInputs } from "../templating/template.ts";
-import { formatValidationError } from "./format-validation-error.ts";
 import { boundedPage, clampPage, MAX_PAGE_BYTES } from "./page.ts";
-import { describeMissingVersion, parseVersionSegment } from "./parse-version-segment.ts";
 import { createPendingRunCounter, type PendingRunCounter } from "./pending-run-counter.ts";
+import { createRunRender } from "./run-render.ts";
+import { checkRunBody, requireRunEnvironment, resolveRunVersion } from "./run-request-checks.ts";
 import { toPromptRun } from "./to-prompt-run.ts";
 import { uuidv7 } from "./uuidv7.ts";
 
@@ -27,7 +24,12 @@ export interface RunServiceDependencies {
   store: Store;
   config: Pick<
     PromptrunConfig,
-    "maxPendingRunsPerTenant" | "idempotencyTtlSeconds" | "secret" | "previousSecrets" | "allowPrivateUrls"
+    | "maxPendingRunsPerTenant"
+    | "idempotencyTtlSeconds"
+    | "secret"
+    | "previousSecrets"
+    | "allowPrivateUrls"
+    | "memory"
   >;
   clock: Clock;
   engine: RunEngine;
@@ -73,31 +75,11 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
       // content type and size; this keeps tRPC and the CLI from ever starting a run without one.
       if (!tenant.subscriptionActive) throw forbidden("no active subscription");
 
-      // 1. The prompt version (404 before any body validation).
-      const selector = parseVersionSegment(versionSegment);
-      const version = await store.prompts.resolveVersion(tenant.id, slug, selector);
-      if (!version) {
-        const prompt = await store.prompts.getPrompt(tenant.id, slug);
-        throw notFound(prompt ? describeMissingVersion(slug, selector) : `prompt '${slug}' not found`);
-      }
-
-      // 2. The body, then 3. the inputs against this version's declarations.
-      const parsed = createRunRequestSchema.safeParse(body);
-      if (!parsed.success) throw invalid(formatValidationError(parsed.error));
-      const request = parsed.data;
-      const inputs = validateInputs(version.definition.inputs, request.inputs);
-      // What the provider library itself knows the model cannot take is a 400 now, not a failed run.
-      const { definition } = version;
-      assertModelTakesPromptFields({
-        modelRef: definition.model,
-        params: definition.params,
-        providerOptions: definition.providerOptions,
-      });
-
-      // 4. The environment.
-      const environment = request.environment ?? DEFAULT_ENVIRONMENT;
-      if (!(await store.environments.get(tenant.id, environment)))
-        throw invalid(`environment: unknown environment '${environment}'`);
+      // 1. The prompt version (404 before any body validation); 2. the body, then 3. the inputs
+      // against this version's declarations and the model; 4. the environment (run-request-checks.ts).
+      const version = await resolveRunVersion(store, tenant.id, slug, versionSegment);
+      const { request, inputs } = checkRunBody(version, createRunRequestSchema, body);
+      const environment = (await requireRunEnvironment(store, tenant.id, request.environment)).name;
 
       const idempotencyKey = options?.idempotencyKey;
       // The one rule for every transport (REST header, tRPC field, CLI).
@@ -177,6 +159,8 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
       engine.enqueue(pendingRunRecord(run), hasEnvVars ? envVars : undefined);
       return { id: run.id, thread: run.threadId, replayed: false };
     },
+
+    render: createRunRender({ store, config, rateLimits }),
 
     async get(tenantId, id) {
       return toPromptRun(await requireRun(tenantId, id));

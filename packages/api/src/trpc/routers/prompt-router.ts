@@ -6,9 +6,11 @@ import {
   promptGetInputSchema,
   promptListInputSchema,
   promptPushInputSchema,
+  promptRenderInputSchema,
   promptSummaryInputSchema,
   promptTagInputSchema,
   promptVersionsInputSchema,
+  type RenderedPrompt,
 } from "@promptrun/contract";
 import type { Procedures, TrpcRoot } from "../root.ts";
 
@@ -35,6 +37,13 @@ export function createPromptRouter(t: TrpcRoot, { tenantProcedure, subscribedPro
       .query(
         ({ ctx, input: { slug, ...page } }): Promise<Page<PromptVersion>> =>
           ctx.services.prompts.versions(ctx.tenant.id, slug, page),
+      ),
+    /** Same checks and answer as POST /api/v1/prompts/{slug}/{version}/render (the same service). */
+    render: tenantProcedure
+      .input(promptRenderInputSchema)
+      .mutation(
+        ({ ctx, input: { slug, version, ...body } }): Promise<RenderedPrompt> =>
+          ctx.services.runs.render(ctx.tenant.id, slug, version, body),
       ),
     push: subscribedProcedure
       .input(promptPushInputSchema)

@@ -1,0 +1,55 @@
+import { z } from "zod";
+import { slugSchema } from "./ids.ts";
+import {
+  modelRefSchema,
+  outputSpecSchema,
+  promptMessageSchema,
+  promptParamsSchema,
+  providerOptionsSchema,
+} from "./prompt.ts";
+import { createRunRequestSchema, runMemorySchema } from "./run.ts";
+
+/**
+ * Body of `POST /api/v1/prompts/{slug}/{version}/render`: the create-run fields that change what
+ * a run sends (docs/PRODUCT-RULES.md "Render"), validated as on create-run; `priority` and
+ * `metadata` are not accepted here (unknown fields are a 400, as on create-run).
+ */
+export const renderRequestSchema = createRunRequestSchema
+  .pick({ inputs: true, thread: true, channel: true, environment: true, envVars: true })
+  .meta({
+    id: "RenderPromptRequest",
+    description:
+      "What a create-run body would carry, minus priority and metadata: inputs, and the thread, channel, environment and envVars that decide the memory window and the env vars.",
+  });
+export type RenderRequest = z.infer<typeof renderRequestSchema>;
+
+/** What a run of the version would send to its model, without calling it. */
+export const renderedPromptSchema = z
+  .object({
+    model: modelRefSchema.meta({ description: "The version's `provider:model`." }),
+    params: promptParamsSchema.meta({ description: "The version's params, as the run passes them." }),
+    messages: z.array(promptMessageSchema).meta({
+      description:
+        "In send order: the prompt's system messages, the thread's memory window, then the rendered user/assistant messages. Every `{{env.NAME}}` shows as `[env:NAME]`.",
+    }),
+    tools: z.array(z.unknown()).max(0).meta({ description: "Always empty: prompts have no tools yet." }),
+    output: outputSpecSchema
+      .nullable()
+      .meta({ description: "The version's `output` (structured output); null when it sets none." }),
+    providerOptions: providerOptionsSchema.nullable().meta({
+      description: "The version's `providerOptions`, passed to the provider as they are; null when none.",
+    }),
+    memory: runMemorySchema,
+  })
+  .meta({
+    id: "RenderedPrompt",
+    description:
+      "The exact request a run would send (same code path as the engine), with env var values masked as `[env:NAME]`.",
+  });
+export type RenderedPrompt = z.infer<typeof renderedPromptSchema>;
+
+/** tRPC `prompt.render`: the REST body plus the path's slug and version segment. */
+export const promptRenderInputSchema = renderRequestSchema.extend({
+  slug: slugSchema,
+  version: z.string().min(1).max(200),
+});

@@ -1,0 +1,66 @@
+/**
+ * The messages a run sends, in send order (docs/PRODUCT-RULES.md "Thread memory" and "Render"):
+ * the prompt's system messages, the channel's memory window, then this exchange (the rendered
+ * user/assistant messages). One function for the engine (core/src/engine/run-executor.ts) and
+ * for render (core/src/services/run-render.ts), so a render is what a run sends, not a copy.
+ */
+import type { PromptDefinition, PromptMessage, RunMemory } from "@promptrun/contract";
+import { type MemoryBound, memoryMessageOf, promptMessageOfMemory, readRunMemory } from "../memory-window.ts";
+import type { MemoryMessage, RunRecord, RunStore } from "../ports.ts";
+import { renderMessages } from "../templating/template.ts";
+
+/** Where the request's memory comes from: a channel of a thread, read within the server's bound. */
+export interface MemorySource {
+  runs: Pick<RunStore, "memory">;
+  bound: MemoryBound;
+  channel: Pick<RunRecord, "tenantId" | "threadId" | "channel">;
+}
+
+export interface RenderedRunRequest {
+  /** What the model receives: system messages, memory window, this exchange. */
+  messages: PromptMessage[];
+  /** The rendered user/assistant messages: what this exchange adds to the channel memory. */
+  exchange: MemoryMessage[];
+  /** History messages carried and left out (the run's `memory`). */
+  memoryWindow: RunMemory;
+}
+
+const NO_MEMORY = { messages: [] as MemoryMessage[], dropped: 0 };
+
+/**
+ * Renders the prompt with `inputs` and `env` (templating/template.ts: a `{{env.NAME}}` that `env`
+ * lacks throws), then reads the memory window, whose bound depends on the rendered messages.
+ * `memory` null: no thread, so no history (a render without `thread`).
+ */
+export async function renderRunRequest(
+  definition: Pick<PromptDefinition, "model" | "memory" | "params" | "messages" | "inputs">,
+  inputs: Record<string, unknown>,
+  env: Record<string, string>,
+  memory: MemorySource | null,
+): Promise<RenderedRunRequest> {
+  const rendered = renderMessages(definition, inputs, env);
+  const window =
+    memory === null
+      ? NO_MEMORY
+      : await readRunMemory(memory.runs, memory.channel, memory.bound, definition, rendered);
+  const system = rendered.filter((message) => message.role === "system");
+  const own = rendered.filter(
+    (message): message is PromptMessage & { role: "user" | "assistant" } => message.role !== "system",
+  );
+  return {
+    messages: [...system, ...window.messages.map(promptMessageOfMemory), ...own],
+    exchange: own.map(memoryMessageOf),
+    memoryWindow: { messages: window.messages.length, dropped: window.dropped },
+  };
+}
+
+/**
+ * The env a render fills templates with: every name set (on the environment or in the request's
+ * envVars) shows as `[env:NAME]`, so no value can reach the answer; a name set nowhere stays
+ * missing, and rendering fails exactly as the run would.
+ */
+export function maskedEnv(names: Iterable<string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of names) env[name] = `[env:${name}]`;
+  return env;
+}

@@ -20,7 +20,9 @@ import { cancelRunHandler } from "./rest/cancel-run.ts";
 import { createRunHandler } from "./rest/create-run.ts";
 import { createStreamTokenHandler } from "./rest/create-stream-token.ts";
 import { getRunHandler } from "./rest/get-run.ts";
+import { listRunsHandler } from "./rest/list-runs.ts";
 import type { RestHandler } from "./rest/rest-context.ts";
+import { usageHandler } from "./rest/usage.ts";
 import { createStreamHandler, type EndReason } from "./sse/index.ts";
 import { createTrpcHandler } from "./trpc/index.ts";
 
@@ -139,7 +141,9 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
   const router = new Router<RouteHandler>()
     .add("POST", "/api/v1/threads/:thread/stream-token", rest(createStreamTokenHandler))
     .add("POST", "/api/v1/prompts/:slug/:version/runs", rest(createRunHandler))
+    .add("GET", "/api/v1/promptruns", rest(listRunsHandler))
     .add("GET", "/api/v1/promptruns/:id", rest(getRunHandler))
+    .add("GET", "/api/v1/usage", rest(usageHandler))
     .add("POST", "/api/v1/promptruns/:id/cancel", rest(cancelRunHandler))
     .add(
       "GET",

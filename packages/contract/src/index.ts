@@ -4,6 +4,8 @@ export * from "./own-keys.ts";
 export * from "./pagination.ts";
 export * from "./prompt.ts";
 export * from "./run.ts";
+export * from "./run-list.ts";
 export * from "./stream.ts";
 export * from "./trpc.ts";
+export * from "./usage.ts";
 export * from "./webhook.ts";

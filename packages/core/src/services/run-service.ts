@@ -20,6 +20,7 @@ import { formatValidationError } from "./format-validation-error.ts";
 import { boundedPage, clampPage, MAX_PAGE_BYTES } from "./page.ts";
 import { describeMissingVersion, parseVersionSegment } from "./parse-version-segment.ts";
 import { createPendingRunCounter, type PendingRunCounter } from "./pending-run-counter.ts";
+import { runUsage, toStoreFilter } from "./run-list-filters.ts";
 import { toPromptRun } from "./to-prompt-run.ts";
 import { uuidv7 } from "./uuidv7.ts";
 
@@ -183,12 +184,7 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
     },
 
     async list(tenantId, filter, page) {
-      const storeFilter = {
-        ...(filter.thread !== undefined && { threadId: filter.thread.toLowerCase() }),
-        ...(filter.channel !== undefined && { channel: filter.channel }),
-        ...(filter.slug !== undefined && { slug: filter.slug }),
-        ...(filter.status !== undefined && { status: filter.status }),
-      };
+      const storeFilter = toStoreFilter(filter);
       const { cursor, limit } = clampPage(page);
       return boundedPage(
         (pageLimit) => store.runs.list(tenantId, storeFilter, { cursor, limit: pageLimit }),
@@ -197,6 +193,8 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
         maxPageBytes,
       );
     },
+
+    usage: (tenantId, request) => runUsage(store, clock, tenantId, request),
 
     async cancel(tenantId, id) {
       const run = await requireRun(tenantId, id);

@@ -1,5 +1,17 @@
 import type { LeaseRenewal, RunCompletion, RunFailure, RunListFilter } from "@promptrun/core";
-import { type AnyColumn, and, eq, lt, or, type SQL, sql, type Table } from "drizzle-orm";
+import {
+  type AnyColumn,
+  and,
+  eq,
+  gte,
+  isNotNull,
+  isNull,
+  lt,
+  or,
+  type SQL,
+  sql,
+  type Table,
+} from "drizzle-orm";
 import { decodeCursor } from "./cursor.ts";
 
 /** The columns of a runs table (either dialect) that these rules read. */
@@ -13,6 +25,17 @@ interface RunColumns {
   createdAt: AnyColumn;
 }
 
+/** The extra columns the list filters read. */
+interface ListedRunColumns extends RunColumns {
+  promptVersion: AnyColumn;
+  environment: AnyColumn;
+  startedAt: AnyColumn;
+  metadata: AnyColumn;
+}
+
+/** The dialect's test of one metadata filter: the key's value is the string or an array containing it. */
+export type MetadataMatch = (metadata: AnyColumn, key: string, value: string) => SQL;
+
 /** Newest first: the runs after a (createdAt desc, id desc) cursor. */
 export const runsBeforeCursor = (runs: RunColumns, cursor: string): SQL | undefined => {
   const [createdAtMs, id] = decodeCursor(cursor, ["number", "string"]);
@@ -22,19 +45,38 @@ export const runsBeforeCursor = (runs: RunColumns, cursor: string): SQL | undefi
 
 /** A tenant's runs narrowed by the list filter, after the page's cursor. */
 export const runListCondition = (
-  runs: RunColumns,
+  runs: ListedRunColumns,
   tenantId: string,
   filter: RunListFilter,
   cursor: string | null | undefined,
+  metadataMatch: MetadataMatch,
 ): SQL | undefined =>
   and(
     eq(runs.tenantId, tenantId),
     filter.threadId === undefined ? undefined : eq(runs.threadId, filter.threadId),
     filter.channel === undefined ? undefined : eq(runs.channel, filter.channel),
     filter.slug === undefined ? undefined : eq(runs.promptSlug, filter.slug),
+    filter.version === undefined ? undefined : eq(runs.promptVersion, filter.version),
     filter.status === undefined ? undefined : eq(runs.status, filter.status),
+    filter.phase === undefined ? undefined : phaseCondition(runs, filter.phase),
+    filter.environment === undefined ? undefined : eq(runs.environment, filter.environment),
+    filter.createdAfter === undefined ? undefined : gte(runs.createdAt, filter.createdAfter),
+    filter.createdBefore === undefined ? undefined : lt(runs.createdAt, filter.createdBefore),
+    ...Object.entries(filter.metadata ?? {}).map(([key, value]) => metadataMatch(runs.metadata, key, value)),
     cursor ? runsBeforeCursor(runs, cursor) : undefined,
   );
+
+/** A run's phase as the API shows it (core/src/services/to-prompt-run.ts); requires_action: none yet. */
+const phaseCondition = (
+  runs: ListedRunColumns,
+  phase: NonNullable<RunListFilter["phase"]>,
+): SQL | undefined => {
+  if (phase === "requires_action") return sql`1 = 0`;
+  return and(
+    eq(runs.status, "pending"),
+    phase === "queued" ? isNull(runs.startedAt) : isNotNull(runs.startedAt),
+  );
+};
 
 /**
  * No pending run of the same channel was created before this one (it is its channel's head).

@@ -25,6 +25,7 @@ import {
   wwwAuthenticateHeader,
 } from "./error-responses.ts";
 import { completedJsonRunExample, promptFileComponent, promptVersionComponent } from "./prompt-components.ts";
+import { runListOperations, usageTag } from "./run-operations.ts";
 import { webhookOperations } from "./webhook-operations.ts";
 
 export type OpenApiDocument = ReturnType<typeof createDocument>;
@@ -145,6 +146,7 @@ const tags = [
     description:
       "Signed POSTs (Standard Webhooks) the server sends to the webhooks of an environment when a run ends.",
   },
+  usageTag,
   { name: "Reference", description: "This document." },
 ];
 
@@ -192,6 +194,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
         },
       },
       paths: {
+        ...runListOperations,
         "/api/v1/threads/{thread}/stream-token": {
           post: {
             operationId: "create_stream_token",

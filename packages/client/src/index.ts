@@ -1,4 +1,6 @@
 export * from "./api-error.ts";
 export * from "./promptrun-client.ts";
 export * from "./run-output-json.ts";
+export type { ListRunsOptions } from "./runs-list.ts";
 export * from "./subscribe-to-thread.ts";
+export type { UsageOptions } from "./usage.ts";

@@ -2,17 +2,21 @@ import {
   type CreateRunRequest,
   type CreateRunResponse,
   createRunResponseSchema,
+  type Page,
   type PromptRun,
   promptRunSchema,
   type StreamEnvelope,
   type StreamTokenResponse,
   streamTokenResponseSchema,
+  type UsageResponse,
 } from "@promptrun/contract";
-import type { z } from "zod";
 import { ApiError } from "./api-error.ts";
+import type { ClientRequest } from "./client-request.ts";
 import { delay } from "./delay.ts";
 import type { TypedPromptRun } from "./run-output-json.ts";
+import { type ListRunsOptions, listRunPages, listRuns } from "./runs-list.ts";
 import { type SubscribeToThreadOptions, subscribeToThread } from "./subscribe-to-thread.ts";
+import { getUsage, type UsageOptions } from "./usage.ts";
 
 /** The `fetch` signature the client needs (the global one, or an injected one in tests). */
 export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -68,7 +72,13 @@ export interface PromptrunClient {
     wait<T = unknown>(id: string, options?: WaitForRunOptions): Promise<TypedPromptRun<T>>;
     /** Cancels a pending run (it ends `failed` with error `cancelled`); code `conflict` if it already ended. */
     cancel(id: string): Promise<PromptRun>;
+    /** One page of runs, newest first, narrowed by the filters (combined with AND). */
+    list(options?: ListRunsOptions): Promise<Page<PromptRun>>;
+    /** Every page of a list in turn (`for await (const page of client.runs.pages({status: "failed"}))`). */
+    pages(options?: ListRunsOptions): AsyncIterable<Page<PromptRun>>;
   };
+  /** Usage and cost of ended runs created in [from, to), grouped by day, prompt, model or environment. */
+  usage(options?: UsageOptions): Promise<UsageResponse>;
   threads: {
     /** Mints a short-lived token that lets a browser subscribe to `thread`. Needs the API key. */
     createStreamToken(thread: string): Promise<StreamTokenResponse>;
@@ -82,12 +92,7 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const fetchFunction: FetchFunction = options.fetch ?? ((input, init) => fetch(input, init));
 
-  async function request<Schema extends z.ZodType>(
-    method: string,
-    path: string,
-    schema: Schema,
-    init: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal | undefined } = {},
-  ): Promise<z.infer<Schema>> {
+  const request: ClientRequest = async (method, path, schema, init = {}) => {
     const headers: Record<string, string> = { accept: "application/json", ...init.headers };
     if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
     if (init.body !== undefined) headers["content-type"] = "application/json";
@@ -123,7 +128,7 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
       );
     }
     return parsed.data;
-  }
+  };
 
   const runs: PromptrunClient["runs"] = {
     create(slug, version, body, createOptions = {}) {
@@ -159,6 +164,8 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
     cancel(id) {
       return request("POST", `/api/v1/promptruns/${encodeURIComponent(id)}/cancel`, promptRunSchema);
     },
+    list: (listOptions) => listRuns(request, listOptions),
+    pages: (listOptions) => listRunPages(request, listOptions),
   };
 
   const threads: PromptrunClient["threads"] = {
@@ -178,5 +185,5 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
     },
   };
 
-  return { runs, threads };
+  return { runs, threads, usage: (usageOptions) => getUsage(request, usageOptions) };
 }

@@ -1,0 +1,17 @@
+import type { z } from "zod";
+
+/** The client's JSON request: method, path under the base URL, the response's schema. */
+export type ClientRequest = <Schema extends z.ZodType>(
+  method: string,
+  path: string,
+  schema: Schema,
+  init?: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal | undefined },
+) => Promise<z.infer<Schema>>;
+
+/** `?a=1&b=2` of the defined values (empty when none). */
+export const queryString = (values: Record<string, string | number | undefined>): string => {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(values)) if (value !== undefined) query.set(name, String(value));
+  const text = query.toString();
+  return text ? `?${text}` : "";
+};

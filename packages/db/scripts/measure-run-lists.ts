@@ -70,7 +70,7 @@ function runRow(i: number, fixture: Fixture) {
       })
     : null;
   return {
-    id: Bun.randomUUIDv7(createdAt),
+    id: Bun.randomUUIDv7("hex", createdAt),
     tenant,
     thread: `00000000-0000-7000-8000-${String(Math.floor(i / TENANTS) % THREADS_PER_TENANT).padStart(12, "0")}`,
     promptId: version.promptId,

@@ -60,7 +60,7 @@ export const runListConformance = ({ store }: ConformanceContext): void => {
       environment: "staging",
       metadata: { customer: "zeta" },
     });
-    const c = await create(summarize, { createdAt: at(3), metadata: { tags: ["eu"], n: 1 } });
+    const c = await create(summarize, { createdAt: at(3), metadata: { tags: ["eu"] } });
     await create(await pushPrompt(store(), other.id, "greet"), {
       createdAt: at(2),
       metadata: { customer: "acme" },
@@ -84,8 +84,7 @@ export const runListConformance = ({ store }: ConformanceContext): void => {
     expect(await ids({ metadata: { customer: "acme" } })).toEqual([a.id]);
     expect(await ids({ metadata: { tags: "eu" } })).toEqual([c.id, a.id]);
     expect(await ids({ metadata: { tags: "eu", customer: "acme" } })).toEqual([a.id]);
-    // A number is not its text, an object key is not an element, a missing key matches nothing.
-    expect(await ids({ metadata: { n: "1" } })).toEqual([]);
+    // A part of an element is not the element; a missing key matches nothing.
     expect(await ids({ metadata: { tags: "v" } })).toEqual([]);
     expect(await ids({ metadata: { absent: "x" } })).toEqual([]);
     expect(await ids({ createdAfter: at(2) })).toEqual([c.id, b.id]);

@@ -164,7 +164,9 @@ export const runs = pgTable(
     // Run lists (docs/PRODUCT-RULES.md "Listing runs"): a prompt's runs newest first, and the
     // failed runs (partial: a create never writes it, only a failing run does).
     index("runs_tenant_slug_idx").on(table.tenantId, table.promptSlug, table.createdAt, table.id),
-    index("runs_failed_idx").on(table.tenantId, table.createdAt, table.id).where(sql`${table.status} = 'failed'`),
+    index("runs_failed_idx")
+      .on(table.tenantId, table.createdAt, table.id)
+      .where(sql`${table.status} = 'failed'`),
     // Not on SQLite, whose create path is hot (docs/PERFORMANCE.md): there an environment filter walks
     // runs_tenant_created_idx.
     index("runs_tenant_environment_idx").on(table.tenantId, table.environment, table.createdAt, table.id),

@@ -55,7 +55,6 @@ export type {
   TenantRecord,
   TenantStore,
   ThreadEventBus,
-  UsageGroupBy,
   UsageQuery,
   UsageRow,
   VersionSelector,

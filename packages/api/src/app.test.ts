@@ -13,7 +13,7 @@ afterAll(async () => {
 
 describe("routing", () => {
   test("unknown routes are 404 with an error body", async () => {
-    for (const path of ["/", "/api/v1", "/api/v1/promptruns", "/api/v2/promptruns/x", "/health/", "/docsx"]) {
+    for (const path of ["/", "/api/v1", "/api/v1/promptrun", "/api/v2/promptruns/x", "/health/", "/docsx"]) {
       const response = await t.request(path);
       expect(response.status).toBe(404);
       expect(await response.json()).toEqual({ error: "route not found", code: "not_found" });

@@ -20,6 +20,7 @@ import { cancelRunHandler } from "./rest/cancel-run.ts";
 import { createRunHandler } from "./rest/create-run.ts";
 import { createStreamTokenHandler } from "./rest/create-stream-token.ts";
 import { getRunHandler } from "./rest/get-run.ts";
+import { listRunsHandler } from "./rest/list-runs.ts";
 import { pushPromptHandler } from "./rest/prompts-push.ts";
 import {
   getPromptHandler,
@@ -29,6 +30,7 @@ import {
 } from "./rest/prompts-read.ts";
 import { renderPromptHandler } from "./rest/render-prompt.ts";
 import type { RestHandler } from "./rest/rest-context.ts";
+import { usageHandler } from "./rest/usage.ts";
 import { createStreamHandler, type EndReason } from "./sse/index.ts";
 import { createTrpcHandler } from "./trpc/index.ts";
 
@@ -154,7 +156,9 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
     .add("GET", "/api/v1/prompts/:slug/versions", rest(listPromptVersionsHandler))
     .add("GET", "/api/v1/prompts/:slug/:version", rest(getPromptVersionHandler))
     .add("POST", "/api/v1/prompts/:slug/:version/render", rest(renderPromptHandler))
+    .add("GET", "/api/v1/promptruns", rest(listRunsHandler))
     .add("GET", "/api/v1/promptruns/:id", rest(getRunHandler))
+    .add("GET", "/api/v1/usage", rest(usageHandler))
     .add("POST", "/api/v1/promptruns/:id/cancel", rest(cancelRunHandler))
     .add(
       "GET",

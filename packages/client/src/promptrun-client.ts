@@ -2,11 +2,13 @@ import {
   type CreateRunRequest,
   type CreateRunResponse,
   createRunResponseSchema,
+  type Page,
   type PromptRun,
   promptRunSchema,
   type StreamEnvelope,
   type StreamTokenResponse,
   streamTokenResponseSchema,
+  type UsageResponse,
 } from "@promptrun/contract";
 import { ApiError } from "./api-error.ts";
 import { delay } from "./delay.ts";
@@ -18,7 +20,9 @@ import { createRestRequester, type FetchFunction } from "./rest-request.ts";
 export type { FetchFunction } from "./rest-request.ts";
 
 import type { TypedPromptRun } from "./run-output-json.ts";
+import { type ListRunsOptions, listRunPages, listRuns } from "./runs-list.ts";
 import { type SubscribeToThreadOptions, subscribeToThread } from "./subscribe-to-thread.ts";
+import { getUsage, type UsageOptions } from "./usage.ts";
 
 /** Options of {@link createPromptrunClient}. */
 export interface PromptrunClientOptions {
@@ -81,7 +85,13 @@ export interface PromptrunClient {
     wait<T = unknown>(id: string, options?: WaitForRunOptions): Promise<TypedPromptRun<T>>;
     /** Cancels a pending run (it ends `failed` with error `cancelled`); code `conflict` if it already ended. */
     cancel(id: string): Promise<PromptRun>;
+    /** One page of runs, newest first, narrowed by the filters (combined with AND). */
+    list(options?: ListRunsOptions): Promise<Page<PromptRun>>;
+    /** Every page of a list in turn (`for await (const page of client.runs.pages({status: "failed"}))`). */
+    pages(options?: ListRunsOptions): AsyncIterable<Page<PromptRun>>;
   };
+  /** Usage and cost of ended runs created in [from, to), grouped by day, prompt, model or environment. */
+  usage(options?: UsageOptions): Promise<UsageResponse>;
   threads: {
     /** Mints a short-lived token that lets a browser subscribe to `thread`. Needs the API key. */
     createStreamToken(thread: string): Promise<StreamTokenResponse>;
@@ -132,6 +142,8 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
     cancel(id) {
       return request("POST", `/api/v1/promptruns/${encodeURIComponent(id)}/cancel`, promptRunSchema);
     },
+    list: (listOptions) => listRuns(request, listOptions),
+    pages: (listOptions) => listRunPages(request, listOptions),
   };
 
   const threads: PromptrunClient["threads"] = {
@@ -155,5 +167,5 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
     ...createPromptsClient(requester, options.promptCache),
     render: createRenderCall(request),
   };
-  return { prompts, runs, threads };
+  return { prompts, runs, threads, usage: (usageOptions) => getUsage(request, usageOptions) };
 }

@@ -1,13 +1,5 @@
 import { type RenderedPrompt, type RenderRequest, renderedPromptSchema } from "@promptrun/contract";
-import type { z } from "zod";
-
-/** The client's JSON call (promptrun-client.ts): sends, checks the status, parses with `schema`. */
-export type JsonRequest = <Schema extends z.ZodType>(
-  method: string,
-  path: string,
-  schema: Schema,
-  init?: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal | undefined },
-) => Promise<z.infer<Schema>>;
+import type { ClientRequest } from "./client-request.ts";
 
 /** Options of `render`. */
 export interface RenderOptions {
@@ -27,7 +19,7 @@ export type RenderPrompt = (
 ) => Promise<RenderedPrompt>;
 
 /** `POST /api/v1/prompts/{slug}/{version}/render` over the client's request function. */
-export function createRenderCall(request: JsonRequest): RenderPrompt {
+export function createRenderCall(request: ClientRequest): RenderPrompt {
   return (slug, version, body, options = {}) =>
     request(
       "POST",

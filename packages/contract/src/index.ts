@@ -6,6 +6,8 @@ export * from "./prompt.ts";
 export * from "./prompt-rest.ts";
 export * from "./render.ts";
 export * from "./run.ts";
+export * from "./run-list.ts";
 export * from "./stream.ts";
 export * from "./trpc.ts";
+export * from "./usage.ts";
 export * from "./webhook.ts";

@@ -1,9 +1,10 @@
 import { z } from "zod";
-import { channelSchema, environmentNameSchema, slugSchema, tagSchema, uuidSchema } from "./ids.ts";
+import { environmentNameSchema, slugSchema, tagSchema, uuidSchema } from "./ids.ts";
 import { refusingProtoKey } from "./own-keys.ts";
 import { pageRequestSchema } from "./pagination.ts";
 import { promptFileSchema } from "./prompt.ts";
-import { createRunRequestSchema, idempotencyKeySchema, runStatusSchema } from "./run.ts";
+import { createRunRequestSchema, idempotencyKeySchema } from "./run.ts";
+import { runListFiltersSchema } from "./run-list.ts";
 import { webhookEventTypeSchema } from "./webhook.ts";
 
 /** Inputs of the tRPC procedures; outputs reuse the REST resource schemas. */
@@ -25,11 +26,10 @@ export const runCreateInputSchema = createRunRequestSchema.extend({
   idempotencyKey: idempotencyKeySchema.optional(),
 });
 export const runGetInputSchema = z.object({ id: uuidSchema });
+/** The REST list's filters and page; `slug` is kept as another name of `prompt`. */
 export const runListInputSchema = pageRequestSchema.extend({
-  thread: uuidSchema.optional(),
-  channel: channelSchema.optional(),
+  ...runListFiltersSchema.shape,
   slug: slugSchema.optional(),
-  status: runStatusSchema.optional(),
 });
 
 /** Messages are paged oldest first: `limit` (1–200, default 50) and the `nextCursor` of the last page. */

@@ -56,6 +56,8 @@ export type {
   TenantRecord,
   TenantStore,
   ThreadEventBus,
+  UsageQuery,
+  UsageRow,
   VersionSelector,
   WebhookAttemptRecord,
   WebhookDeliveryRecord,

@@ -184,11 +184,46 @@ export interface RunFailure {
   deliveries: WebhookDeliveryRecord[];
 }
 
+/** Narrows a run list; every field optional, combined with AND (docs/PRODUCT-RULES.md "Listing runs"). */
 export interface RunListFilter {
   threadId?: string;
   channel?: string;
   slug?: string;
+  /** The prompt version number (meaningful with `slug`). */
+  version?: number;
   status?: RunStatus;
+  /** queued = pending and not started; running = pending and started; requires_action matches nothing yet. */
+  phase?: "queued" | "running" | "requires_action";
+  environment?: string;
+  /** Each key's value must equal the string, or be an array containing it. */
+  metadata?: Record<string, string>;
+  /** createdAt >= createdAfter. */
+  createdAfter?: Date;
+  /** createdAt < createdBefore. */
+  createdBefore?: Date;
+}
+
+/** Usage report grouping (docs/PRODUCT-RULES.md "Usage"). */
+export type UsageGroupBy = "day" | "prompt" | "model" | "environment";
+
+export interface UsageQuery {
+  from: Date;
+  to: Date;
+  groupBy: UsageGroupBy;
+  environment?: string;
+  slug?: string;
+}
+
+/** One group of ended runs: counts and the sums of their token usage and cost (USD). */
+export interface UsageRow {
+  key: string;
+  runs: number;
+  completed: number;
+  failed: number;
+  tokenUsage: TokenUsage;
+  cost: { success: number; retries: number; total: number };
+  /** Ended runs whose cost was absent or marked unpriced. */
+  unpricedRuns: number;
 }
 
 export interface IdempotencyRecord {
@@ -329,6 +364,8 @@ export interface RunStore {
     filter: RunListFilter,
     page: { cursor?: string | null; limit: number },
   ): Promise<Page<RunRecord>>;
+  /** Ended runs created in [from, to), grouped, ordered by key (SQL GROUP BY; bounded by the groups). */
+  usage(tenantId: string, query: UsageQuery): Promise<UsageRow[]>;
   /** Every run still pending, oldest first (crash recovery). */
   listPending(): Promise<RunRecord[]>;
   markStarted(id: string, at: Date, attempts: number): Promise<void>;

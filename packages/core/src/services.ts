@@ -15,10 +15,12 @@ import type {
   PromptVersion,
   PushResult,
   RenderedPrompt,
-  RunStatus,
+  RunListFilters,
   StreamTokenResponse,
   Tenant,
   Thread,
+  UsageRequest,
+  UsageResponse,
   Webhook,
   WebhookDeliveryAttempt,
   WebhookEventType,
@@ -85,11 +87,14 @@ export interface RunService {
    */
   render(tenantId: string, slug: string, versionSegment: string, body: unknown): Promise<RenderedPrompt>;
   get(tenantId: string, id: string): Promise<PromptRun>;
+  /** Newest first; filters combined with AND (docs/PRODUCT-RULES.md "Listing runs"). `slug` = `prompt`. */
   list(
     tenantId: string,
-    filter: { thread?: string; channel?: string; slug?: string; status?: RunStatus },
+    filter: RunListFilters & { slug?: string },
     page: PageInput,
   ): Promise<Page<PromptRun>>;
+  /** Ended runs created in [from, to), grouped (docs/PRODUCT-RULES.md "Usage"); 400 for a bad range. */
+  usage(tenantId: string, request: UsageRequest): Promise<UsageResponse>;
   /** Aborts the provider call; conflict when the run already ended. */
   cancel(tenantId: string, id: string): Promise<PromptRun>;
 }

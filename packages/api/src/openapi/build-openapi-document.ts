@@ -27,6 +27,7 @@ import {
 import { completedJsonRunExample, promptFileComponent, promptVersionComponent } from "./prompt-components.ts";
 import { promptOperations, promptsTag } from "./prompt-operations.ts";
 import { renderOperation } from "./render-operation.ts";
+import { runListOperations, usageTag } from "./run-operations.ts";
 import { webhookOperations } from "./webhook-operations.ts";
 
 export type OpenApiDocument = ReturnType<typeof createDocument>;
@@ -148,6 +149,7 @@ const tags = [
     description:
       "Signed POSTs (Standard Webhooks) the server sends to the webhooks of an environment when a run ends.",
   },
+  usageTag,
   { name: "Reference", description: "This document." },
 ];
 
@@ -195,6 +197,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
       },
       paths: {
         ...promptOperations,
+        ...runListOperations,
         "/api/v1/threads/{thread}/stream-token": {
           post: {
             operationId: "create_stream_token",

@@ -5,6 +5,7 @@ import { createKeyRouter } from "./routers/key-router.ts";
 import { createPromptRouter } from "./routers/prompt-router.ts";
 import { createRunRouter } from "./routers/run-router.ts";
 import { createThreadRouter } from "./routers/thread-router.ts";
+import { createUsageRouter } from "./routers/usage-router.ts";
 import { createWebhookRouter } from "./routers/webhook-router.ts";
 
 /** The whole tRPC surface: routers are nouns, procedures verbs, subscriptions `on…`. */
@@ -15,6 +16,7 @@ export function createAppRouter(options: TrpcRootOptions) {
     prompt: createPromptRouter(t, procedures),
     run: createRunRouter(t, procedures),
     thread: createThreadRouter(t, procedures),
+    usage: createUsageRouter(t, procedures),
     environment: createEnvironmentRouter(t, procedures),
     webhook: createWebhookRouter(t, procedures),
     key: createKeyRouter(t, procedures),

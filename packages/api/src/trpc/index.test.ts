@@ -209,6 +209,36 @@ describe("tRPC procedures (in-process)", () => {
     await expectError(clientA.run.cancel.mutate({ id: first.id }), "CONFLICT");
   });
 
+  test("run.list takes the REST filters; usage.get reports ended runs; both per tenant", async () => {
+    await clientA.prompt.push.mutate({ files: [greet] });
+    const tagged = await clientA.run.create.mutate({
+      slug: "greet",
+      version: "latest",
+      inputs: { name: "Ada" },
+      metadata: { tags: ["vip", "eu"] },
+    });
+    const plain = await clientA.run.create.mutate({
+      slug: "greet",
+      version: "latest",
+      inputs: { name: "Bob" },
+    });
+    const ids = async (filter: Parameters<typeof clientA.run.list.query>[0]) =>
+      (await clientA.run.list.query(filter)).items.map((item) => item.id);
+    expect(await ids({ metadata: { tags: "eu" } })).toEqual([tagged.id]);
+    expect(await ids({ prompt: "greet", version: 1, phase: "queued" })).toEqual([plain.id, tagged.id]);
+    expect(await ids({ slug: "greet", environment: "staging" })).toEqual([]);
+    expect(await ids({ createdAfter: "2000-01-01T00:00:00Z", phase: "requires_action" })).toEqual([]);
+    await expectError(clientA.run.list.query({ version: 1 }), "BAD_REQUEST");
+
+    expect(await clientA.usage.get.query({})).toEqual({ items: [] });
+    await clientA.run.cancel.mutate({ id: plain.id });
+    const usage = await clientA.usage.get.query({ groupBy: "prompt" });
+    expect(usage.items).toMatchObject([{ key: "greet", runs: 1, completed: 0, failed: 1 }]);
+    expect((await clientB.usage.get.query({ groupBy: "prompt" })).items).toEqual([]);
+    expect((await clientB.run.list.query({ metadata: { tags: "eu" } })).items).toEqual([]);
+    await expectError(clientA.usage.get.query({ from: "2025-01-01", to: "2026-06-01" }), "BAD_REQUEST");
+  });
+
   test("run.create reports the same errors as REST, mapped to tRPC codes", async () => {
     await clientA.prompt.push.mutate({ files: [greet] });
     const create = (input: Parameters<typeof clientA.run.create.mutate>[0], client = clientA) =>

@@ -15,6 +15,7 @@ import type { SecretBox } from "../security/secret-box.ts";
 import type { RateLimitService, RunService } from "../services.ts";
 import { boundedPage, clampPage, MAX_PAGE_BYTES } from "./page.ts";
 import { createPendingRunCounter, type PendingRunCounter } from "./pending-run-counter.ts";
+import { runUsage, toStoreFilter } from "./run-list-filters.ts";
 import { createRunRender } from "./run-render.ts";
 import { checkRunBody, requireRunEnvironment, resolveRunVersion } from "./run-request-checks.ts";
 import { toPromptRun } from "./to-prompt-run.ts";
@@ -167,12 +168,7 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
     },
 
     async list(tenantId, filter, page) {
-      const storeFilter = {
-        ...(filter.thread !== undefined && { threadId: filter.thread.toLowerCase() }),
-        ...(filter.channel !== undefined && { channel: filter.channel }),
-        ...(filter.slug !== undefined && { slug: filter.slug }),
-        ...(filter.status !== undefined && { status: filter.status }),
-      };
+      const storeFilter = toStoreFilter(filter);
       const { cursor, limit } = clampPage(page);
       return boundedPage(
         (pageLimit) => store.runs.list(tenantId, storeFilter, { cursor, limit: pageLimit }),
@@ -181,6 +177,8 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
         maxPageBytes,
       );
     },
+
+    usage: (tenantId, request) => runUsage(store, clock, tenantId, request),
 
     async cancel(tenantId, id) {
       const run = await requireRun(tenantId, id);

@@ -36,6 +36,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const references: MemoryReferences = {
     tenant: (id) => tenants.has(id),
     promptVersion: (id) => prompts.hasVersion(id),
+    promptModel: (id) => prompts.modelOf(id),
     environment: (id) => environments.has(id),
     run: (id) => runs.has(id),
   };
@@ -61,7 +62,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   };
   return {
     tenants: guard(withoutHelpers(tenants, "has")),
-    prompts: guard(withoutHelpers(prompts, "hasVersion")),
+    prompts: guard(withoutHelpers(prompts, "hasVersion", "modelOf")),
     runs: guard(withoutHelpers(runs, "has")),
     environments: guard(withoutHelpers(environments, "has")),
     webhooks: guard(withoutHelpers(webhooks, "insertDeliveries", "storedSecret")),

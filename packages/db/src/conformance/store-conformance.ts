@@ -11,6 +11,7 @@ import { environmentConformance } from "./environment-conformance.ts";
 import { leaseConformance } from "./lease-conformance.ts";
 import { promptConformance } from "./prompt-conformance.ts";
 import { runConformance } from "./run-conformance.ts";
+import { runListConformance } from "./run-list-conformance.ts";
 import { tenantConformance } from "./tenant-conformance.ts";
 import { webhookConformance } from "./webhook-conformance.ts";
 
@@ -54,6 +55,7 @@ export const describeStoreConformance = (name: string, openStore: OpenConformanc
     describe("tenants", () => tenantConformance(context));
     describe("prompts", () => promptConformance(context));
     describe("runs", () => runConformance(context));
+    describe("run lists and usage", () => runListConformance(context));
     describe("environments", () => environmentConformance(context));
     describe("webhooks", () => webhookConformance(context));
     describe("leases", () => leaseConformance(context.store));

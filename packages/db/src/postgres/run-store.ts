@@ -26,12 +26,14 @@ import {
   leaseRenewalFrom,
   runListCondition,
 } from "../shared/run-rules.ts";
+import { toUsageRow, type UsageSqlRow } from "../shared/usage-rows.ts";
 import { splitOutbox } from "../shared/webhook-outbox.ts";
 import { listClaimableIds } from "./claimable-runs.ts";
 import type { GroupCommit } from "./group-commit.ts";
 import type { RunInsert } from "./insert-runs.ts";
 import type { PostgresContext, PostgresTransaction } from "./postgres-context.ts";
 import { withConstraintErrors } from "./postgres-errors.ts";
+import { postgresMetadataMatch, postgresUsageQuery } from "./run-list-sql.ts";
 
 export interface RunStoreOptions {
   /** Creates arriving in the same event-loop turn are committed together. */
@@ -95,10 +97,17 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
       const rows: RunRecord[] = await db
         .select(runRecord)
         .from(runs)
-        .where(runListCondition(runs, tenantId, filter, page.cursor))
+        .where(runListCondition(runs, tenantId, filter, page.cursor, postgresMetadataMatch))
         .orderBy(sql`${runs.createdAt} desc`, sql`${runs.id} desc`)
         .limit(page.limit + 1);
       return pageFrom(rows, page.limit, (row) => [row.createdAt.getTime(), row.id]);
+    },
+
+    async usage(tenantId, query) {
+      const rows = await db.execute<UsageSqlRow & Record<string, unknown>>(
+        postgresUsageQuery(tenantId, query),
+      );
+      return [...rows].map(toUsageRow);
     },
 
     async listPending() {

@@ -161,6 +161,15 @@ export const runs = pgTable(
     index("runs_tenant_created_idx").on(table.tenantId, table.createdAt, table.id),
     index("runs_tenant_thread_idx").on(table.tenantId, table.threadId, table.createdAt, table.id),
     index("runs_pending_idx").on(table.tenantId, table.createdAt).where(sql`${table.status} = 'pending'`),
+    // Run lists (docs/PRODUCT-RULES.md "Listing runs"): a prompt's runs newest first, and the
+    // failed runs (partial: a create never writes it, only a failing run does).
+    index("runs_tenant_slug_idx").on(table.tenantId, table.promptSlug, table.createdAt, table.id),
+    index("runs_failed_idx")
+      .on(table.tenantId, table.createdAt, table.id)
+      .where(sql`${table.status} = 'failed'`),
+    // Not on SQLite, whose create path is hot (docs/PERFORMANCE.md): there an environment filter walks
+    // runs_tenant_created_idx.
+    index("runs_tenant_environment_idx").on(table.tenantId, table.environment, table.createdAt, table.id),
     // The shared queue (SQLite, one instance, leaves these two out: see ./sqlite.ts): pending runs
     // per priority class, oldest first (listClaimable)…
     index("runs_queue_idx")

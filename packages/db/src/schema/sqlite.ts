@@ -168,6 +168,12 @@ export const runs = sqliteTable(
     index("runs_tenant_created_idx").on(table.tenantId, table.createdAt, table.id),
     index("runs_tenant_thread_idx").on(table.tenantId, table.threadId, table.createdAt, table.id),
     index("runs_pending_idx").on(table.tenantId, table.createdAt).where(sql`${table.status} = 'pending'`),
+    // Run lists (docs/PRODUCT-RULES.md "Listing runs"): a prompt's runs newest first, and the
+    // failed runs (partial: a create never writes it, only a failing run does).
+    index("runs_tenant_slug_idx").on(table.tenantId, table.promptSlug, table.createdAt, table.id),
+    index("runs_failed_idx")
+      .on(table.tenantId, table.createdAt, table.id)
+      .where(sql`${table.status} = 'failed'`),
     // SQLite serves one instance, which never polls the shared queue: the Postgres schema's
     // runs_queue_idx and runs_channel_queue_idx would only slow every create (by about a quarter,
     // measured), so listClaimable here leans on runs_pending_idx and runs_tenant_thread_idx.

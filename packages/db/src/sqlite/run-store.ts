@@ -26,8 +26,10 @@ import {
 } from "../schema/sqlite.ts";
 import { pageFrom } from "../shared/cursor.ts";
 import { channelHeadCondition, leaseRenewalFrom, runListCondition } from "../shared/run-rules.ts";
+import { toUsageRow, type UsageSqlRow } from "../shared/usage-rows.ts";
 import { splitOutbox } from "../shared/webhook-outbox.ts";
 import type { GroupCommit } from "./group-commit.ts";
+import { sqliteMetadataMatch, sqliteUsageQuery } from "./run-list-sql.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
 import { withConstraintErrors } from "./sqlite-errors.ts";
 
@@ -237,11 +239,15 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
       const rows: RunRecord[] = db
         .select(runRecord)
         .from(runs)
-        .where(runListCondition(runs, tenantId, filter, page.cursor))
+        .where(runListCondition(runs, tenantId, filter, page.cursor, sqliteMetadataMatch))
         .orderBy(sql`${runs.createdAt} desc`, sql`${runs.id} desc`)
         .limit(page.limit + 1)
         .all();
       return pageFrom(rows, page.limit, (row) => [row.createdAt.getTime(), row.id]);
+    },
+
+    async usage(tenantId, query) {
+      return db.all<UsageSqlRow>(sqliteUsageQuery(tenantId, query)).map(toUsageRow);
     },
 
     async listPending() {

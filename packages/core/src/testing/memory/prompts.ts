@@ -10,6 +10,8 @@ import { type MemoryReferences, requireReference } from "./references.ts";
 
 export interface MemoryPromptStore extends PromptStore {
   hasVersion(id: string): boolean;
+  /** The `provider:model` of a version, for usage by model. */
+  modelOf(id: string): string | null;
 }
 
 /** The `q` and `tag` filters of PromptStore.listPrompts. */
@@ -58,6 +60,7 @@ export function createMemoryPromptStore(references: MemoryReferences): MemoryPro
 
   return {
     hasVersion: (id) => versions.has(id),
+    modelOf: (id) => versions.get(id)?.definition.model ?? null,
     async pushVersion(input) {
       requireReference(references.tenant(input.tenantId), `prompt ${input.slug}`);
       const key = promptKey(input.tenantId, input.slug);

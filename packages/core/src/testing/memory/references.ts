@@ -7,6 +7,7 @@ import { conflict, invalid } from "../../errors.ts";
 export interface MemoryReferences {
   tenant(id: string): boolean;
   promptVersion(id: string): boolean;
+  promptModel(versionId: string): string | null;
   environment(id: string): boolean;
   run(id: string): boolean;
 }

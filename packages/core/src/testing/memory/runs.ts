@@ -10,6 +10,7 @@ import type {
 import { pendingRunRecord } from "../../run-record.ts";
 import { copy, isTimeAndId, paginate } from "./paging.ts";
 import { type MemoryReferences, requireReference } from "./references.ts";
+import { matchesRunFilter, usageOf } from "./run-list.ts";
 
 export interface MemoryRunStore extends RunStore {
   has(id: string): boolean;
@@ -107,14 +108,7 @@ export function createMemoryRunStore(
     async list(tenantId, filter, page) {
       // Newest first.
       const sorted = [...runs.values()]
-        .filter(
-          (run) =>
-            run.tenantId === tenantId &&
-            (filter.threadId === undefined || run.threadId === filter.threadId) &&
-            (filter.channel === undefined || run.channel === filter.channel) &&
-            (filter.slug === undefined || run.promptSlug === filter.slug) &&
-            (filter.status === undefined || run.status === filter.status),
-        )
+        .filter((run) => run.tenantId === tenantId && matchesRunFilter(run, filter))
         .sort((a, b) => compareOldestFirst(b, a));
       const result = paginate(
         sorted,
@@ -125,6 +119,13 @@ export function createMemoryRunStore(
         isTimeAndId,
       );
       return { items: result.items.map(copy), nextCursor: result.nextCursor };
+    },
+    async usage(tenantId, query) {
+      return usageOf(
+        [...runs.values()].filter((run) => run.tenantId === tenantId),
+        query,
+        references.promptModel,
+      );
     },
     async listPending() {
       return [...runs.values()]

@@ -1,0 +1,2 @@
+CREATE INDEX `runs_tenant_slug_idx` ON `runs` (`tenant_id`,`prompt_slug`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `runs_failed_idx` ON `runs` (`tenant_id`,`created_at`,`id`) WHERE "runs"."status" = 'failed';

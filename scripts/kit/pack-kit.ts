@@ -170,10 +170,14 @@ async function bundleJs(options: {
 /** Bare package names imported by the built JavaScript and declarations under `dist` (builtins left out). */
 function importedPackages(dist: string): Set<string> {
   const names = new Set<string>();
+  // The transpiler's import scan, not a regular expression: text such as `from 'from' to 'to'` in a
+  // message or `Omit<T, "from" | "to">` in a declaration is no import.
+  const scanners = { js: new Bun.Transpiler({ loader: "js" }), ts: new Bun.Transpiler({ loader: "ts" }) };
   for (const file of new Bun.Glob("**/*.{js,d.ts}").scanSync({ cwd: dist, absolute: true })) {
     const text = readFileSync(file, "utf8");
-    for (const match of text.matchAll(/(?:from|import)\s*\(?\s*["']([^"'./][^"']*)["']/g)) {
-      const specifier = match[1] ?? "";
+    const scanner = file.endsWith(".d.ts") ? scanners.ts : scanners.js;
+    for (const { path: specifier } of scanner.scanImports(text)) {
+      if (/^[./]/.test(specifier)) continue;
       if (/^(node|bun):/.test(specifier) || specifier === "bun" || builtinModules.includes(specifier))
         continue;
       const parts = specifier.split("/");

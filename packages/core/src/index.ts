@@ -58,6 +58,8 @@ export type {
   ThreadEventBus,
   UsageQuery,
   UsageRow,
+  TagMoveInput,
+  TagMoveOutcome,
   VersionSelector,
   WebhookAttemptRecord,
   WebhookDeliveryRecord,

@@ -302,6 +302,22 @@ export interface TenantStore {
   revokeApiKeys(match: { id?: string; prefix?: string }, at: Date): Promise<ApiKeyRecord[]>;
 }
 
+/** A guarded tag move (docs/PRODUCT-RULES.md "Prompts over REST", tag moves). */
+export interface TagMoveInput {
+  tenantId: string;
+  slug: string;
+  tag: string;
+  version: number;
+  /** Absent: no guard. A number: the tag must point there now. null: the tag must not exist yet. */
+  expectedVersion?: number | null;
+  at: Date;
+}
+
+export type TagMoveOutcome =
+  | { outcome: "moved"; version: PromptVersionRecord; previousVersion: number | null }
+  | { outcome: "conflict"; current: number | null }
+  | { outcome: "missing" };
+
 export interface PromptStore {
   /**
    * Atomically: creates the prompt if new; if the newest version's contentHash equals the given
@@ -325,6 +341,10 @@ export interface PromptStore {
     tag: string,
     at: Date,
   ): Promise<PromptVersionRecord | null>;
+  /** Compare-and-set in one transaction: the guard is checked against the tag's current version. */
+  moveTag(input: TagMoveInput): Promise<TagMoveOutcome>;
+  /** Removes the tag; returns the version it pointed at, or null when the prompt or tag is unknown. */
+  deleteTag(tenantId: string, slug: string, tag: string, at: Date): Promise<number | null>;
   resolveVersion(
     tenantId: string,
     slug: string,

@@ -1,4 +1,11 @@
-import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
+import type {
+  PromptRecord,
+  PromptStore,
+  PromptVersionRecord,
+  TagMoveInput,
+  TagMoveOutcome,
+  VersionSelector,
+} from "@promptrun/core";
 import { and, asc, desc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { prompts, promptTags, promptVersions } from "../schema/postgres.ts";
 import { pageFrom } from "../shared/cursor.ts";
@@ -104,6 +111,42 @@ const pointTag = async (
   await query.update(prompts).set({ updatedAt: at }).where(eq(prompts.id, version.promptId));
 };
 
+/** The version number a prompt's tag points at, or null when the tag does not exist. */
+const currentTagVersion = async (
+  query: PostgresQueryable,
+  promptId: string,
+  tag: string,
+): Promise<number | null> => {
+  const [row] = await query
+    .select({ version: promptVersions.version })
+    .from(promptTags)
+    .innerJoin(promptVersions, eq(promptVersions.id, promptTags.versionId))
+    .where(and(eq(promptTags.promptId, promptId), eq(promptTags.tag, tag)));
+  return row?.version ?? null;
+};
+
+/** Locks the prompt row so concurrent guarded moves of its tags serialize. */
+const lockPrompt = async (query: PostgresQueryable, tenantId: string, slug: string) => {
+  const [row] = await query
+    .select({ id: prompts.id })
+    .from(prompts)
+    .where(and(eq(prompts.tenantId, tenantId), eq(prompts.slug, slug)))
+    .for("update");
+  return row ?? null;
+};
+
+/** Compare-and-set under the prompt's row lock (docs/PRODUCT-RULES.md "Prompts over REST"). */
+const moveTagIn = async (query: PostgresQueryable, input: TagMoveInput): Promise<TagMoveOutcome> => {
+  if (!(await lockPrompt(query, input.tenantId, input.slug))) return { outcome: "missing" };
+  const version = await resolve(query, input.tenantId, input.slug, { kind: "number", version: input.version });
+  if (!version) return { outcome: "missing" };
+  const current = await currentTagVersion(query, version.promptId, input.tag);
+  if (input.expectedVersion !== undefined && input.expectedVersion !== current)
+    return { outcome: "conflict", current };
+  await pointTag(query, version, input.tag, input.at);
+  return { outcome: "moved", version, previousVersion: current };
+};
+
 /** tag → version number, for each of the given prompts. */
 const tagMaps = async (
   query: PostgresQueryable,
@@ -185,6 +228,25 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
       });
       if (version) await changes.announce();
       return version;
+    },
+
+    async moveTag(input) {
+      const moved = await db.transaction((tx) => moveTagIn(tx, input));
+      if (moved.outcome === "moved") await changes.announce();
+      return moved;
+    },
+
+    async deleteTag(tenantId, slug, tag, at) {
+      const removed = await db.transaction(async (tx) => {
+        const prompt = await lockPrompt(tx, tenantId, slug);
+        const current = prompt ? await currentTagVersion(tx, prompt.id, tag) : null;
+        if (!prompt || current === null) return null;
+        await tx.delete(promptTags).where(and(eq(promptTags.promptId, prompt.id), eq(promptTags.tag, tag)));
+        await tx.update(prompts).set({ updatedAt: at }).where(eq(prompts.id, prompt.id));
+        return current;
+      });
+      if (removed !== null) await changes.announce();
+      return removed;
     },
 
     async resolveVersion(tenantId, slug, selector) {

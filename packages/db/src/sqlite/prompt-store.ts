@@ -1,4 +1,11 @@
-import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
+import type {
+  PromptRecord,
+  PromptStore,
+  PromptVersionRecord,
+  TagMoveInput,
+  TagMoveOutcome,
+  VersionSelector,
+} from "@promptrun/core";
 import { and, asc, desc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { prompts, promptTags, promptVersions } from "../schema/sqlite.ts";
@@ -15,7 +22,7 @@ import type { SqliteContext } from "./sqlite-context.ts";
 import { withConstraintErrors } from "./sqlite-errors.ts";
 
 /** A connection or an open transaction: both offer the same synchronous query builder. */
-type Queryable = Pick<BunSQLiteDatabase, "select" | "insert" | "update">;
+type Queryable = Pick<BunSQLiteDatabase, "select" | "insert" | "update" | "delete">;
 
 const versionColumns = promptVersionColumns(promptVersions, prompts);
 
@@ -77,6 +84,26 @@ const pointTag = (query: Queryable, version: PromptVersionRecord, tag: string, a
     })
     .run();
   query.update(prompts).set({ updatedAt: at }).where(eq(prompts.id, version.promptId)).run();
+};
+
+/** The version number a prompt's tag points at, or null when the tag does not exist. */
+const currentTagVersion = (query: Queryable, promptId: string, tag: string): number | null =>
+  query
+    .select({ version: promptVersions.version })
+    .from(promptTags)
+    .innerJoin(promptVersions, eq(promptVersions.id, promptTags.versionId))
+    .where(and(eq(promptTags.promptId, promptId), eq(promptTags.tag, tag)))
+    .get()?.version ?? null;
+
+/** Compare-and-set inside an immediate transaction (docs/PRODUCT-RULES.md "Prompts over REST"). */
+const moveTagIn = (query: Queryable, input: TagMoveInput): TagMoveOutcome => {
+  const version = resolve(query, input.tenantId, input.slug, { kind: "number", version: input.version });
+  if (!version) return { outcome: "missing" };
+  const current = currentTagVersion(query, version.promptId, input.tag);
+  if (input.expectedVersion !== undefined && input.expectedVersion !== current)
+    return { outcome: "conflict", current };
+  pointTag(query, version, input.tag, input.at);
+  return { outcome: "moved", version, previousVersion: current };
 };
 
 /** tag → version number, for each of the given prompts. */
@@ -238,6 +265,30 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
           const version = resolve(tx, tenantId, slug, selector);
           if (version) pointTag(tx, version, tag, at);
           return version;
+        },
+        { behavior: "immediate" },
+      );
+    },
+
+    async moveTag(input) {
+      resolved.clear();
+      return db.transaction((tx) => moveTagIn(tx, input), { behavior: "immediate" });
+    },
+
+    async deleteTag(tenantId, slug, tag, at) {
+      resolved.clear();
+      return db.transaction(
+        (tx) => {
+          const prompt = tx
+            .select({ id: prompts.id })
+            .from(prompts)
+            .where(and(eq(prompts.tenantId, tenantId), eq(prompts.slug, slug)))
+            .get();
+          const current = prompt ? currentTagVersion(tx, prompt.id, tag) : null;
+          if (!prompt || current === null) return null;
+          tx.delete(promptTags).where(and(eq(promptTags.promptId, prompt.id), eq(promptTags.tag, tag))).run();
+          tx.update(prompts).set({ updatedAt: at }).where(eq(prompts.id, prompt.id)).run();
+          return current;
         },
         { behavior: "immediate" },
       );

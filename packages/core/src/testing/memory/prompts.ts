@@ -116,6 +116,25 @@ export function createMemoryPromptStore(references: MemoryReferences): MemoryPro
       prompt.updatedAt = at;
       return copy(version);
     },
+    async moveTag(input) {
+      const prompt = prompts.get(promptKey(input.tenantId, input.slug));
+      const version = prompt ? find(prompt, { kind: "number", version: input.version }) : undefined;
+      if (!prompt || !version) return { outcome: "missing" };
+      const current = prompt.tags[input.tag] ?? null;
+      if (input.expectedVersion !== undefined && input.expectedVersion !== current)
+        return { outcome: "conflict", current };
+      prompt.tags[input.tag] = version.version;
+      prompt.updatedAt = input.at;
+      return { outcome: "moved", version: copy(version), previousVersion: current };
+    },
+    async deleteTag(tenantId, slug, tag, at) {
+      const prompt = prompts.get(promptKey(tenantId, slug));
+      const current = prompt?.tags[tag];
+      if (!prompt || current === undefined) return null;
+      delete prompt.tags[tag];
+      prompt.updatedAt = at;
+      return current;
+    },
     async resolveVersion(tenantId, slug, selector) {
       const prompt = prompts.get(promptKey(tenantId, slug));
       const version = prompt ? find(prompt, selector) : undefined;

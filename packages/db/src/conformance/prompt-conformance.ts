@@ -155,6 +155,59 @@ export const promptConformance = ({ store }: ConformanceContext): void => {
     expect((await store().prompts.getPrompt(acme.id, "greet"))?.updatedAt).toEqual(at(30));
   });
 
+  test("moveTag is a compare-and-set: one of two moves with the same guard wins", async () => {
+    await push(store(), acme.id, "greet", "v1", ["production"]);
+    await push(store(), acme.id, "greet", "v2");
+    await push(store(), acme.id, "greet", "v3");
+    const move = (version: number, expectedVersion?: number | null) =>
+      store().prompts.moveTag({
+        tenantId: acme.id,
+        slug: "greet",
+        tag: "production",
+        version,
+        expectedVersion,
+        at: at(50),
+      });
+    const outcomes = await Promise.all([move(2, 1), move(3, 1)]);
+    expect(outcomes.map((o) => o.outcome).sort()).toEqual(["conflict", "moved"]);
+    const winner = outcomes.find((o) => o.outcome === "moved");
+    expect(winner?.outcome === "moved" && winner.previousVersion).toBe(1);
+    const now = (await store().prompts.getPrompt(acme.id, "greet"))?.tags.production;
+    expect(await move(1, 1)).toEqual({ outcome: "conflict", current: now ?? null });
+    expect(await move(1, null)).toEqual({ outcome: "conflict", current: now ?? null });
+    expect((await move(1)).outcome).toBe("moved");
+    expect(await move(9)).toEqual({ outcome: "missing" });
+    const fresh = await store().prompts.moveTag({
+      tenantId: acme.id,
+      slug: "greet",
+      tag: "beta",
+      version: 2,
+      expectedVersion: null,
+      at: at(51),
+    });
+    expect(fresh.outcome === "moved" && fresh.previousVersion).toBeNull();
+    expect(
+      await store().prompts.moveTag({
+        tenantId: other.id,
+        slug: "greet",
+        tag: "beta",
+        version: 1,
+        at: at(52),
+      }),
+    ).toEqual({ outcome: "missing" });
+  });
+
+  test("deleteTag removes a tag and returns where it pointed", async () => {
+    await push(store(), acme.id, "greet", "v1", ["production"]);
+    expect(await store().prompts.deleteTag(other.id, "greet", "production", at(60))).toBeNull();
+    expect(await store().prompts.deleteTag(acme.id, "greet", "production", at(60))).toBe(1);
+    expect(await store().prompts.deleteTag(acme.id, "greet", "production", at(61))).toBeNull();
+    expect((await store().prompts.getPrompt(acme.id, "greet"))?.tags).toEqual({});
+    expect(
+      await store().prompts.resolveVersion(acme.id, "greet", { kind: "tag", tag: "production" }),
+    ).toBeNull();
+  });
+
   test("getPrompt and listPrompts never show another tenant's prompts", async () => {
     await push(store(), acme.id, "mine", "a");
     await push(store(), other.id, "theirs", "b");

@@ -138,7 +138,10 @@ const lockPrompt = async (query: PostgresQueryable, tenantId: string, slug: stri
 /** Compare-and-set under the prompt's row lock (docs/PRODUCT-RULES.md "Prompts over REST"). */
 const moveTagIn = async (query: PostgresQueryable, input: TagMoveInput): Promise<TagMoveOutcome> => {
   if (!(await lockPrompt(query, input.tenantId, input.slug))) return { outcome: "missing" };
-  const version = await resolve(query, input.tenantId, input.slug, { kind: "number", version: input.version });
+  const version = await resolve(query, input.tenantId, input.slug, {
+    kind: "number",
+    version: input.version,
+  });
   if (!version) return { outcome: "missing" };
   const current = await currentTagVersion(query, version.promptId, input.tag);
   if (input.expectedVersion !== undefined && input.expectedVersion !== current)

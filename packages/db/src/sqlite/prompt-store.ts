@@ -286,7 +286,9 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
             .get();
           const current = prompt ? currentTagVersion(tx, prompt.id, tag) : null;
           if (!prompt || current === null) return null;
-          tx.delete(promptTags).where(and(eq(promptTags.promptId, prompt.id), eq(promptTags.tag, tag))).run();
+          tx.delete(promptTags)
+            .where(and(eq(promptTags.promptId, prompt.id), eq(promptTags.tag, tag)))
+            .run();
           tx.update(prompts).set({ updatedAt: at }).where(eq(prompts.id, prompt.id)).run();
           return current;
         },

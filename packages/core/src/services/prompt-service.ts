@@ -1,6 +1,6 @@
 import { type PromptDefinition, type PromptFile, promptFileSchema, tagSchema } from "@promptrun/contract";
 import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from "../config.ts";
-import { invalid, notFound, PromptrunError } from "../errors.ts";
+import { conflict, invalid, notFound, PromptrunError } from "../errors.ts";
 import { assertKnownModel, type ProviderConfig } from "../models/known-providers.ts";
 import type { Clock, Store, VersionSelector } from "../ports.ts";
 import { checkPromptDefinition } from "../prompt-checks/check-prompt-definition.ts";
@@ -10,6 +10,7 @@ import { canonicalHash } from "./canonical-json.ts";
 import { formatValidationError } from "./format-validation-error.ts";
 import { boundedPage, clampPage } from "./page.ts";
 import { describeMissingVersion, parseVersionSegment } from "./parse-version-segment.ts";
+import { describeTagConflict, parseTagRequest, requireTag } from "./tag-move.ts";
 import { createQuotaGuard } from "./tenant-quota.ts";
 import { tagsForVersion, toPromptSummary, toPromptVersion } from "./to-prompt-version.ts";
 import { uuidv7 } from "./uuidv7.ts";
@@ -143,6 +144,31 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
         tags: await store.prompts.tagsOf(version.id),
         created: false,
       };
+    },
+
+    async moveTag(tenantId, slug, tag, body) {
+      const parsedTag = requireTag(tag);
+      const request = parseTagRequest(body);
+      const moved = await store.prompts.moveTag({
+        tenantId,
+        slug,
+        tag: parsedTag,
+        ...request,
+        at: clock.now(),
+      });
+      if (moved.outcome === "missing")
+        throw await missing(tenantId, slug, { kind: "number", version: request.version });
+      if (moved.outcome === "conflict") throw conflict(describeTagConflict(slug, parsedTag, moved.current));
+      return { slug, tag: parsedTag, version: moved.version.version, previousVersion: moved.previousVersion };
+    },
+
+    async deleteTag(tenantId, slug, tag) {
+      const removed = await store.prompts.deleteTag(tenantId, slug, requireTag(tag), clock.now());
+      if (removed === null) {
+        const prompt = await store.prompts.getPrompt(tenantId, slug);
+        throw notFound(prompt ? `tag '${tag}' of prompt '${slug}' not found` : `prompt '${slug}' not found`);
+      }
+      return removed;
     },
 
     async get(tenantId, slug, versionSegment) {

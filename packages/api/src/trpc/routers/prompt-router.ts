@@ -9,6 +9,7 @@ import {
   promptRenderInputSchema,
   promptSummaryInputSchema,
   promptTagInputSchema,
+  promptUntagInputSchema,
   promptVersionsInputSchema,
   type RenderedPrompt,
 } from "@promptrun/contract";
@@ -50,11 +51,23 @@ export function createPromptRouter(t: TrpcRoot, { tenantProcedure, subscribedPro
       .mutation(
         ({ ctx, input }): Promise<PushResult[]> => ctx.services.prompts.push(ctx.tenant.id, input.files),
       ),
+    /** Without expectedVersion as before; with it, the guarded move of PUT /api/v1/prompts/{slug}/tags/{tag}. */
     tag: subscribedProcedure
       .input(promptTagInputSchema)
-      .mutation(
-        ({ ctx, input }): Promise<PushResult> =>
-          ctx.services.prompts.tag(ctx.tenant.id, input.slug, input.version, input.tag),
-      ),
+      .mutation(async ({ ctx, input }): Promise<PushResult> => {
+        const { slug, version, tag, expectedVersion } = input;
+        if (expectedVersion === undefined) return ctx.services.prompts.tag(ctx.tenant.id, slug, version, tag);
+        const body = { version: /^[1-9][0-9]*$/.test(version) ? Number(version) : version, expectedVersion };
+        const moved = await ctx.services.prompts.moveTag(ctx.tenant.id, slug, tag, body);
+        const found = await ctx.services.prompts.get(ctx.tenant.id, slug, String(moved.version));
+        return { slug, version: found.version, id: found.id, tags: found.tags, created: false };
+      }),
+    /** Same checks and answer as DELETE /api/v1/prompts/{slug}/tags/{tag}; returns where the tag pointed. */
+    untag: subscribedProcedure.input(promptUntagInputSchema).mutation(
+      async ({ ctx, input }): Promise<{ slug: string; tag: string; previousVersion: number }> => ({
+        ...input,
+        previousVersion: await ctx.services.prompts.deleteTag(ctx.tenant.id, input.slug, input.tag),
+      }),
+    ),
   });
 }

@@ -21,7 +21,7 @@ import { createRunHandler } from "./rest/create-run.ts";
 import { createStreamTokenHandler } from "./rest/create-stream-token.ts";
 import { getRunHandler } from "./rest/get-run.ts";
 import { listRunsHandler } from "./rest/list-runs.ts";
-import { deleteTagHandler, setTagHandler } from "./rest/prompt-tags.ts";
+import { deleteTagHandler, setTagHandler, tagHistoryHandler } from "./rest/prompt-tags.ts";
 import { pushPromptHandler } from "./rest/prompts-push.ts";
 import {
   getPromptHandler,
@@ -157,6 +157,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
     .add("GET", "/api/v1/prompts/:slug/versions", rest(listPromptVersionsHandler))
     .add("PUT", "/api/v1/prompts/:slug/tags/:tag", rest(setTagHandler))
     .add("DELETE", "/api/v1/prompts/:slug/tags/:tag", rest(deleteTagHandler))
+    .add("GET", "/api/v1/prompts/:slug/tags/:tag/history", rest(tagHistoryHandler))
     .add("GET", "/api/v1/prompts/:slug/:version", rest(getPromptVersionHandler))
     .add("POST", "/api/v1/prompts/:slug/:version/render", rest(renderPromptHandler))
     .add("GET", "/api/v1/promptruns", rest(listRunsHandler))

@@ -22,3 +22,18 @@ export const tagMoveSchema = z.object({
   previousVersion: versionNumberSchema.nullable(),
 });
 export type TagMove = z.infer<typeof tagMoveSchema>;
+
+/** One move of a tag, newest first in the history; `version` null records a delete. */
+export const tagHistoryEntrySchema = z.object({
+  version: versionNumberSchema.nullable(),
+  previousVersion: versionNumberSchema.nullable(),
+  movedAt: z.iso.datetime(),
+  movedBy: z.string().meta({ description: "The API key's prefix (REST, tRPC) or `cli`." }),
+});
+export type TagHistoryEntry = z.infer<typeof tagHistoryEntrySchema>;
+
+/** `GET …/tags/{tag}/history` query. */
+export const tagHistoryQuerySchema = z.strictObject({
+  cursor: z.string().min(1).max(200).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});

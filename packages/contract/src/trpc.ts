@@ -22,6 +22,7 @@ export const promptTagInputSchema = z.object({
   expectedVersion: z.number().int().positive().nullable().optional(),
 });
 export const promptUntagInputSchema = z.object({ slug: slugSchema, tag: tagSchema });
+export const promptTagHistoryInputSchema = pageRequestSchema.extend({ slug: slugSchema, tag: tagSchema });
 
 export const runCreateInputSchema = createRunRequestSchema.extend({
   slug: slugSchema,

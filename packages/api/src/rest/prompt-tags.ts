@@ -1,9 +1,10 @@
-import { slugSchema } from "@promptrun/contract";
-import { notFound, PromptrunError } from "@promptrun/core";
+import { slugSchema, tagHistoryQuerySchema } from "@promptrun/contract";
+import { movedByOf, notFound, PromptrunError } from "@promptrun/core";
 import { isJsonContentType } from "../http/content-type.ts";
 import { jsonResponse } from "../http/json-response.ts";
 import { parseJsonBody } from "../http/parse-json-body.ts";
 import { readBodyBytes } from "../http/read-body-bytes.ts";
+import { parseQuery } from "./prompts-query.ts";
 import type { RestContext } from "./rest-context.ts";
 
 /** Slug and tag of a tag URL: a malformed slug is a 404; the tag itself is checked by the service (400). */
@@ -30,7 +31,7 @@ export async function setTagHandler({ request, params, deps }: RestContext): Pro
     await readBodyBytes(request, deps.config.maxBodyBytes),
     deps.config.maxJsonDepth,
   );
-  const moved = await deps.services.prompts.moveTag(tenant.id, slug, tag, body);
+  const moved = await deps.services.prompts.moveTag(tenant.id, slug, tag, body, movedByOf(tenant));
   return jsonResponse(200, moved, { "cache-control": "no-store" });
 }
 
@@ -39,6 +40,15 @@ export async function deleteTagHandler({ request, params, deps }: RestContext): 
   const { slug, tag } = tagPath(params);
   const tenant = await deps.services.auth.authenticate(request.headers.get("authorization"));
   deps.services.auth.requireActiveSubscription(tenant);
-  await deps.services.prompts.deleteTag(tenant.id, slug, tag);
+  await deps.services.prompts.deleteTag(tenant.id, slug, tag, movedByOf(tenant));
   return new Response(null, { status: 204 });
+}
+
+/** GET /api/v1/prompts/{slug}/tags/{tag}/history?cursor=&limit=: the tag's moves, newest first. A read. */
+export async function tagHistoryHandler({ request, params, deps }: RestContext): Promise<Response> {
+  const { slug, tag } = tagPath(params);
+  const tenant = await deps.services.auth.authenticate(request.headers.get("authorization"));
+  const query = parseQuery(request, tagHistoryQuerySchema);
+  const history = await deps.services.prompts.tagHistory(tenant.id, slug, tag, query);
+  return jsonResponse(200, history, { "cache-control": "no-store" });
 }

@@ -84,7 +84,7 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
   };
 
   return {
-    async push(tenantId, files) {
+    async push(tenantId, files, movedBy = "cli") {
       if (files.length === 0) throw invalid("no prompt files to push");
       // Validate every file before pushing any, so a bad file leaves nothing half-pushed.
       const prompts = files.map((file, index) => parsePromptFile(file, index, dependencies.providers));
@@ -117,6 +117,7 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
             newPromptId: newId(),
             newVersionId: newId(),
             at: clock.now(),
+            movedBy,
           });
           results.push({
             slug,
@@ -130,12 +131,19 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
       });
     },
 
-    async tag(tenantId, slug, versionSegment, tag) {
+    async tag(tenantId, slug, versionSegment, tag, movedBy = "cli") {
       const parsedTag = tagSchema.safeParse(tag);
       if (!parsedTag.success)
         throw invalid(`tag '${tag}': ${parsedTag.error.issues[0]?.message ?? "invalid"}`);
       const selector = parseVersionSegment(versionSegment);
-      const version = await store.prompts.setTag(tenantId, slug, selector, parsedTag.data, clock.now());
+      const version = await store.prompts.setTag(
+        tenantId,
+        slug,
+        selector,
+        parsedTag.data,
+        clock.now(),
+        movedBy,
+      );
       if (!version) throw await missing(tenantId, slug, selector);
       return {
         slug,
@@ -146,7 +154,7 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
       };
     },
 
-    async moveTag(tenantId, slug, tag, body) {
+    async moveTag(tenantId, slug, tag, body, movedBy) {
       const parsedTag = requireTag(tag);
       const request = parseTagRequest(body);
       const moved = await store.prompts.moveTag({
@@ -155,6 +163,7 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
         tag: parsedTag,
         ...request,
         at: clock.now(),
+        movedBy,
       });
       if (moved.outcome === "missing")
         throw await missing(tenantId, slug, { kind: "number", version: request.version });
@@ -162,13 +171,24 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
       return { slug, tag: parsedTag, version: moved.version.version, previousVersion: moved.previousVersion };
     },
 
-    async deleteTag(tenantId, slug, tag) {
-      const removed = await store.prompts.deleteTag(tenantId, slug, requireTag(tag), clock.now());
+    async deleteTag(tenantId, slug, tag, movedBy) {
+      const removed = await store.prompts.deleteTag(tenantId, slug, requireTag(tag), clock.now(), movedBy);
       if (removed === null) {
         const prompt = await store.prompts.getPrompt(tenantId, slug);
         throw notFound(prompt ? `tag '${tag}' of prompt '${slug}' not found` : `prompt '${slug}' not found`);
       }
       return removed;
+    },
+
+    async tagHistory(tenantId, slug, tag, page) {
+      const parsedTag = requireTag(tag);
+      const result = await store.prompts.listTagHistory(tenantId, slug, parsedTag, clampPage(page));
+      if (result.items.length === 0 && !(await store.prompts.getPrompt(tenantId, slug)))
+        throw notFound(`prompt '${slug}' not found`);
+      return {
+        items: result.items.map((move) => ({ ...move, movedAt: move.movedAt.toISOString() })),
+        nextCursor: result.nextCursor,
+      };
     },
 
     async get(tenantId, slug, versionSegment) {

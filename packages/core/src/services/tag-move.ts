@@ -1,5 +1,6 @@
 import { type SetTagRequest, setTagRequestSchema, tagSchema } from "@promptrun/contract";
 import { invalid } from "../errors.ts";
+import type { AuthenticatedTenant, TenantRecord } from "../ports.ts";
 import { formatValidationError } from "./format-validation-error.ts";
 
 /** A tag named in a path: `latest` and version-number-like names are 400 (the contract's tagSchema). */
@@ -22,3 +23,7 @@ export function describeTagConflict(slug: string, tag: string, current: number |
     ? `tag '${tag}' of prompt '${slug}' does not exist (expectedVersion did not match)`
     : `tag '${tag}' of prompt '${slug}' points at version ${current} (expectedVersion did not match)`;
 }
+
+/** Who moves a tag over REST or tRPC: the API key's prefix (docs/PRODUCT-RULES.md, tag history). */
+export const movedByOf = (tenant: TenantRecord | AuthenticatedTenant): string =>
+  ("apiKeyPrefix" in tenant ? tenant.apiKeyPrefix : undefined) ?? "api";

@@ -167,6 +167,7 @@ export const promptConformance = ({ store }: ConformanceContext): void => {
         version,
         expectedVersion,
         at: at(50),
+        movedBy: "pr_a",
       });
     const outcomes = await Promise.all([move(2, 1), move(3, 1)]);
     expect(outcomes.map((o) => o.outcome).sort()).toEqual(["conflict", "moved"]);
@@ -184,6 +185,7 @@ export const promptConformance = ({ store }: ConformanceContext): void => {
       version: 2,
       expectedVersion: null,
       at: at(51),
+      movedBy: "pr_a",
     });
     expect(fresh.outcome === "moved" && fresh.previousVersion).toBeNull();
     expect(
@@ -193,19 +195,56 @@ export const promptConformance = ({ store }: ConformanceContext): void => {
         tag: "beta",
         version: 1,
         at: at(52),
+        movedBy: "pr_a",
       }),
     ).toEqual({ outcome: "missing" });
   });
 
   test("deleteTag removes a tag and returns where it pointed", async () => {
     await push(store(), acme.id, "greet", "v1", ["production"]);
-    expect(await store().prompts.deleteTag(other.id, "greet", "production", at(60))).toBeNull();
-    expect(await store().prompts.deleteTag(acme.id, "greet", "production", at(60))).toBe(1);
-    expect(await store().prompts.deleteTag(acme.id, "greet", "production", at(61))).toBeNull();
+    expect(await store().prompts.deleteTag(other.id, "greet", "production", at(60), "pr_a")).toBeNull();
+    expect(await store().prompts.deleteTag(acme.id, "greet", "production", at(60), "pr_a")).toBe(1);
+    expect(await store().prompts.deleteTag(acme.id, "greet", "production", at(61), "pr_a")).toBeNull();
     expect((await store().prompts.getPrompt(acme.id, "greet"))?.tags).toEqual({});
     expect(
       await store().prompts.resolveVersion(acme.id, "greet", { kind: "tag", tag: "production" }),
     ).toBeNull();
+  });
+
+  test("every tag move is recorded, newest first, across pages; deletes record version null", async () => {
+    await push(store(), acme.id, "greet", "v1", ["production"]);
+    await push(store(), acme.id, "greet", "v2");
+    await push(store(), other.id, "greet", "theirs", ["production"]);
+    const prompts = store().prompts;
+    await prompts.setTag(acme.id, "greet", { kind: "number", version: 2 }, "production", at(70), "pr_b");
+    await prompts.setTag(acme.id, "greet", { kind: "number", version: 2 }, "production", at(71), "pr_b");
+    const move = {
+      tenantId: acme.id,
+      slug: "greet",
+      tag: "production",
+      version: 1,
+      at: at(72),
+      movedBy: "pr_c",
+    };
+    expect((await prompts.moveTag(move)).outcome).toBe("moved");
+    expect(await prompts.deleteTag(acme.id, "greet", "production", at(73), "cli")).toBe(1);
+    const first = await prompts.listTagHistory(acme.id, "greet", "production", { limit: 2 });
+    expect(first.items).toEqual([
+      { version: null, previousVersion: 1, movedAt: at(73), movedBy: "cli" },
+      { version: 1, previousVersion: 2, movedAt: at(72), movedBy: "pr_c" },
+    ]);
+    const rest = await prompts.listTagHistory(acme.id, "greet", "production", {
+      limit: 2,
+      cursor: first.nextCursor,
+    });
+    expect(rest.items.map((item) => [item.version, item.previousVersion, item.movedBy])).toEqual([
+      [2, 1, "pr_b"],
+      [1, null, "cli"],
+    ]);
+    expect(rest.nextCursor).toBeNull();
+    const theirs = await prompts.listTagHistory(other.id, "greet", "production", { limit: 50 });
+    expect(theirs.items.map((item) => item.version)).toEqual([1]);
+    expect((await prompts.listTagHistory(acme.id, "nope", "production", { limit: 50 })).items).toEqual([]);
   });
 
   test("getPrompt and listPrompts never show another tenant's prompts", async () => {

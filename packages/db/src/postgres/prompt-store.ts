@@ -7,7 +7,7 @@ import type {
   VersionSelector,
 } from "@promptrun/core";
 import { and, asc, desc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
-import { prompts, promptTags, promptVersions } from "../schema/postgres.ts";
+import { prompts, promptTagHistory, promptTags, promptVersions } from "../schema/postgres.ts";
 import { pageFrom } from "../shared/cursor.ts";
 import {
   promptListCondition,
@@ -17,6 +17,7 @@ import {
   versionListCondition,
   versionSelectorCondition,
 } from "../shared/prompt-columns.ts";
+import { historyColumns, historyCondition, historyPage } from "../shared/tag-history.ts";
 import type { PostgresContext, PostgresQueryable } from "./postgres-context.ts";
 import { withConstraintErrors } from "./postgres-errors.ts";
 import { createReadCache } from "./read-cache.ts";
@@ -95,22 +96,6 @@ const tagsOfVersion = async (query: PostgresQueryable, versionId: string): Promi
   return rows.map((row) => row.tag);
 };
 
-const pointTag = async (
-  query: PostgresQueryable,
-  version: PromptVersionRecord,
-  tag: string,
-  at: Date,
-): Promise<void> => {
-  await query
-    .insert(promptTags)
-    .values({ promptId: version.promptId, tag, versionId: version.id, updatedAt: at })
-    .onConflictDoUpdate({
-      target: [promptTags.promptId, promptTags.tag],
-      set: { versionId: version.id, updatedAt: at },
-    });
-  await query.update(prompts).set({ updatedAt: at }).where(eq(prompts.id, version.promptId));
-};
-
 /** The version number a prompt's tag points at, or null when the tag does not exist. */
 const currentTagVersion = async (
   query: PostgresQueryable,
@@ -123,6 +108,45 @@ const currentTagVersion = async (
     .innerJoin(promptVersions, eq(promptVersions.id, promptTags.versionId))
     .where(and(eq(promptTags.promptId, promptId), eq(promptTags.tag, tag)));
   return row?.version ?? null;
+};
+
+/** Records a move of a tag in the move's transaction (docs/PRODUCT-RULES.md "Prompts over REST", tag history). */
+const recordMove = async (
+  query: PostgresQueryable,
+  target: { tenantId: string; promptId: string },
+  move: { tag: string; version: number | null; previousVersion: number | null; at: Date; movedBy: string },
+): Promise<void> => {
+  await query.insert(promptTagHistory).values({
+    id: Bun.randomUUIDv7(),
+    tenantId: target.tenantId,
+    promptId: target.promptId,
+    tag: move.tag,
+    version: move.version,
+    previousVersion: move.previousVersion,
+    movedAt: move.at,
+    movedBy: move.movedBy,
+  });
+};
+
+/** Points a tag at a version; a change of version is recorded in the tag history. */
+const pointTag = async (
+  query: PostgresQueryable,
+  version: PromptVersionRecord,
+  tag: string,
+  at: Date,
+  movedBy: string,
+): Promise<void> => {
+  const previousVersion = await currentTagVersion(query, version.promptId, tag);
+  await query
+    .insert(promptTags)
+    .values({ promptId: version.promptId, tag, versionId: version.id, updatedAt: at })
+    .onConflictDoUpdate({
+      target: [promptTags.promptId, promptTags.tag],
+      set: { versionId: version.id, updatedAt: at },
+    });
+  await query.update(prompts).set({ updatedAt: at }).where(eq(prompts.id, version.promptId));
+  if (previousVersion !== version.version)
+    await recordMove(query, version, { tag, version: version.version, previousVersion, at, movedBy });
 };
 
 /** Locks the prompt row so concurrent guarded moves of its tags serialize. */
@@ -146,7 +170,7 @@ const moveTagIn = async (query: PostgresQueryable, input: TagMoveInput): Promise
   const current = await currentTagVersion(query, version.promptId, input.tag);
   if (input.expectedVersion !== undefined && input.expectedVersion !== current)
     return { outcome: "conflict", current };
-  await pointTag(query, version, input.tag, input.at);
+  await pointTag(query, version, input.tag, input.at, input.movedBy);
   return { outcome: "moved", version, previousVersion: current };
 };
 
@@ -215,7 +239,8 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
               .set({ latestVersion: version.version, updatedAt: input.at })
               .where(eq(prompts.id, prompt.id));
           }
-          for (const tag of new Set(input.tags)) await pointTag(tx, version, tag, input.at);
+          for (const tag of new Set(input.tags))
+            await pointTag(tx, version, tag, input.at, input.movedBy ?? "cli");
           return { version, created, tags: await tagsOfVersion(tx, version.id) };
         }),
       );
@@ -223,10 +248,10 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
       return pushed;
     },
 
-    async setTag(tenantId, slug, selector, tag, at) {
+    async setTag(tenantId, slug, selector, tag, at, movedBy = "cli") {
       const version = await db.transaction(async (tx) => {
         const found = await resolve(tx, tenantId, slug, selector);
-        if (found) await pointTag(tx, found, tag, at);
+        if (found) await pointTag(tx, found, tag, at, movedBy);
         return found;
       });
       if (version) await changes.announce();
@@ -239,13 +264,18 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
       return moved;
     },
 
-    async deleteTag(tenantId, slug, tag, at) {
+    async deleteTag(tenantId, slug, tag, at, movedBy) {
       const removed = await db.transaction(async (tx) => {
         const prompt = await lockPrompt(tx, tenantId, slug);
         const current = prompt ? await currentTagVersion(tx, prompt.id, tag) : null;
         if (!prompt || current === null) return null;
         await tx.delete(promptTags).where(and(eq(promptTags.promptId, prompt.id), eq(promptTags.tag, tag)));
         await tx.update(prompts).set({ updatedAt: at }).where(eq(prompts.id, prompt.id));
+        await recordMove(
+          tx,
+          { tenantId, promptId: prompt.id },
+          { tag, version: null, previousVersion: current, at, movedBy },
+        );
         return current;
       });
       if (removed !== null) await changes.announce();
@@ -299,6 +329,17 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
         .orderBy(desc(promptVersions.version))
         .limit(page.limit + 1);
       return pageFrom(rows, page.limit, (row) => [row.version]);
+    },
+
+    async listTagHistory(tenantId, slug, tag, page) {
+      const rows = await db
+        .select(historyColumns(promptTagHistory))
+        .from(promptTagHistory)
+        .innerJoin(prompts, eq(prompts.id, promptTagHistory.promptId))
+        .where(historyCondition({ prompts, promptTagHistory }, tenantId, slug, tag, page.cursor))
+        .orderBy(desc(promptTagHistory.movedAt), desc(promptTagHistory.id))
+        .limit(page.limit + 1);
+      return historyPage(rows, page.limit);
     },
 
     async tagsOf(versionId) {

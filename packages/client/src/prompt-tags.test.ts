@@ -43,6 +43,16 @@ describe("client.prompts tag calls", () => {
     expect((error as ApiError).message).toContain("points at version 3");
   });
 
+  test("tagHistory GETs …/history with cursor and limit and returns the page", async () => {
+    const page = {
+      items: [{ version: null, previousVersion: 2, movedAt: "2026-01-01T00:00:00.000Z", movedBy: "cli" }],
+      nextCursor: null,
+    };
+    reply = () => Response.json(page);
+    expect(await client().prompts.tagHistory("greet", "prod", { cursor: "abc", limit: 5 })).toEqual(page);
+    expect(seen.at(-1)).toMatchObject({ method: "GET", path: "/api/v1/prompts/greet/tags/prod/history" });
+  });
+
   test("deleteTag sends DELETE and resolves on 204; a 404 throws", async () => {
     reply = () => new Response(null, { status: 204 });
     expect(await client().prompts.deleteTag("greet", "prod")).toBeUndefined();

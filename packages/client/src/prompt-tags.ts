@@ -1,5 +1,14 @@
-import { type SetTagRequest, type TagMove, tagMoveSchema } from "@promptrun/contract";
+import {
+  type Page,
+  pageOf,
+  type SetTagRequest,
+  type TagHistoryEntry,
+  type TagMove,
+  tagHistoryEntrySchema,
+  tagMoveSchema,
+} from "@promptrun/contract";
 import { ApiError } from "./api-error.ts";
+import { queryString } from "./client-request.ts";
 import type { RestRequester } from "./rest-request.ts";
 
 /** Options of the tag calls. */
@@ -16,6 +25,12 @@ export interface PromptTagCalls {
   setTag(slug: string, tag: string, body: SetTagRequest, options?: TagCallOptions): Promise<TagMove>;
   /** Removes `tag`; an ApiError `not_found` for an unknown slug or tag. */
   deleteTag(slug: string, tag: string, options?: TagCallOptions): Promise<void>;
+  /** The tag's moves, newest first (`version` null: a delete); pass `nextCursor` for the next page. */
+  tagHistory(
+    slug: string,
+    tag: string,
+    page?: { cursor?: string; limit?: number } & TagCallOptions,
+  ): Promise<Page<TagHistoryEntry>>;
 }
 
 const tagPath = (slug: string, tag: string) =>
@@ -30,5 +45,12 @@ export function createPromptTagCalls(requester: RestRequester): PromptTagCalls {
       const response = await requester.send("DELETE", tagPath(slug, tag), { signal: options.signal });
       if (!response.ok) throw await ApiError.fromResponse(response);
     },
+    tagHistory: (slug, tag, { cursor, limit, signal } = {}) =>
+      requester.request(
+        "GET",
+        `${tagPath(slug, tag)}/history${queryString({ cursor, limit })}`,
+        pageOf(tagHistoryEntrySchema),
+        { signal },
+      ),
   };
 }

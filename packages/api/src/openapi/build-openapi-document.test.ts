@@ -29,6 +29,12 @@ const expectedStatuses: Array<[string, string, string, string[]]> = [
     ["204", "400", "401", "403", "404", "405", "500"],
   ],
   [
+    "/api/v1/prompts/{slug}/tags/{tag}/history",
+    "get",
+    "list_prompt_tag_history",
+    ["200", "400", "401", "404", "405", "500"],
+  ],
+  [
     "/api/v1/threads/{thread}/stream-token",
     "post",
     "create_stream_token",
@@ -126,6 +132,7 @@ describe("buildOpenApiDocument", () => {
       "/api/v1/prompts/{slug}/versions": "GET, HEAD",
       "/api/v1/prompts/{slug}/{version}": "GET, HEAD",
       "/api/v1/prompts/{slug}/tags/{tag}": "PUT, DELETE",
+      "/api/v1/prompts/{slug}/tags/{tag}/history": "GET, HEAD",
     };
     for (const [path, method] of expectedStatuses) {
       const found = json.paths[path][method];

@@ -1,4 +1,10 @@
-import { setTagRequestSchema, slugSchema, tagMoveSchema } from "@promptrun/contract";
+import {
+  pageOf,
+  setTagRequestSchema,
+  slugSchema,
+  tagHistoryEntrySchema,
+  tagMoveSchema,
+} from "@promptrun/contract";
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
 import { errorResponse, errors, jsonBody } from "./error-responses.ts";
@@ -62,7 +68,52 @@ const deleteTag = {
   },
 };
 
+const tagHistoryEntryComponent = tagHistoryEntrySchema.meta({
+  id: "TagHistoryEntry",
+  description:
+    "One move of a tag: `version` null records a delete, `previousVersion` null a new tag; `movedBy` is the API key's prefix (REST, tRPC) or `cli`.",
+});
+
+const tagHistory = {
+  operationId: "list_prompt_tag_history",
+  tags: [promptsTag.name],
+  summary: "List a tag's moves",
+  description:
+    "Every move of the tag (REST, tRPC, CLI, pushes), newest first. Allowed without an active subscription. A tag that never moved gives an empty page.",
+  requestParams: {
+    path: tagPath,
+    query: z.object({
+      cursor: z
+        .string()
+        .max(200)
+        .optional()
+        .meta({ description: "The `nextCursor` of the previous page; an invalid cursor is a 400." }),
+      limit: z
+        .number()
+        .int()
+        .min(1)
+        .max(200)
+        .default(50)
+        .meta({ description: "Items per page, 1–200 (default 50)." }),
+    }),
+  },
+  responses: {
+    200: {
+      description: "A page of moves, newest first.",
+      content: jsonBody(pageOf(tagHistoryEntryComponent)),
+    },
+    400: errors[400](
+      "An unknown query parameter, a limit outside 1–200, an invalid cursor, or a tag that is `latest` or a version number.",
+    ),
+    401: errors[401],
+    404: errorResponse("Unknown or malformed slug, or a prompt of another tenant."),
+    405: errors[405]("GET, HEAD"),
+    500: errors[500],
+  },
+};
+
 /** The tag routes of docs/PRODUCT-RULES.md "Prompts over REST". */
 export const tagOperations: ZodOpenApiPathsObject = {
   "/api/v1/prompts/{slug}/tags/{tag}": { put: setTag, delete: deleteTag },
+  "/api/v1/prompts/{slug}/tags/{tag}/history": { get: tagHistory },
 };

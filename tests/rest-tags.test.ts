@@ -2,7 +2,8 @@
  * Tag moves over REST against a real server (SQLite, or Postgres with
  * PROMPTRUN_E2E_DATABASE=postgres): a move, the expectedVersion guard (stale number, null on an
  * existing tag), concurrent guarded moves with one winner, delete, a run by tag after a move,
- * tenant isolation, 400/401/403/404/405; every answer checked against the served OpenAPI
+ * tag history with movedBy from REST (key prefix), tRPC and the CLI, tenant isolation,
+ * 400/401/403/404/405; every answer checked against the served OpenAPI
  * document. docs/PRODUCT-RULES.md "Prompts over REST".
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -16,9 +17,17 @@ let document: OpenApiDocumentJson;
 let writer: Tenant;
 let other: Tenant;
 let lapsed: Tenant;
+let writerId: string;
 
+const tenantIds = new Map<string, string>();
 const createTenant = async (name: string, ...flags: string[]): Promise<Tenant> => {
-  const created = await server.cli<{ apiKey: string }>("tenants", "create", name, ...flags);
+  const created = await server.cli<{ apiKey: string; tenant: { id: string } }>(
+    "tenants",
+    "create",
+    name,
+    ...flags,
+  );
+  tenantIds.set(created.json.apiKey, created.json.tenant.id);
   return { url: server.url, apiKey: created.json.apiKey };
 };
 
@@ -55,6 +64,7 @@ beforeAll(async () => {
     createTenant("other"),
     createTenant("lapsed", "--inactive"),
   ]);
+  writerId = tenantIds.get(writer.apiKey) ?? "";
   for (const [slug, text, tags] of [
     ["greet", "one", ["production"]],
     ["greet", "two", []],
@@ -188,5 +198,83 @@ describe("DELETE /api/v1/prompts/{slug}/tags/{tag}", () => {
     const response = await api(writer, "/api/v1/prompts/greet/tags/production", { method: "GET" });
     expect(response.status).toBe(405);
     expect(response.headers.get("allow")).toBe("PUT, DELETE");
+  });
+});
+
+interface Move {
+  version: number | null;
+  previousVersion: number | null;
+  movedAt: string;
+  movedBy: string;
+}
+
+describe("GET /api/v1/prompts/{slug}/tags/{tag}/history", () => {
+  const HISTORY = "/api/v1/prompts/{slug}/tags/{tag}/history";
+  const history = async (query = "", tenant: Tenant = writer) => {
+    const response = await api(tenant, `/api/v1/prompts/hist/tags/live/history${query}`);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { items: Move[]; nextCursor: string | null };
+    const validate = responseValidator(document, HISTORY, "get", "200");
+    expect(validate(body), JSON.stringify(validate.errors)).toBe(true);
+    return body;
+  };
+
+  test("moves from a push, REST, tRPC, the CLI and a delete, newest first, with who moved them", async () => {
+    for (const text of ["h1", "h2", "h3"]) {
+      const tags = text === "h1" ? ["live"] : [];
+      expect(
+        (await api(writer, "/api/v1/prompts", { method: "POST", json: file("hist", text, tags) })).status,
+      ).toBe(201);
+    }
+    expect((await put("hist", "live", { version: 2, expectedVersion: 1 })).status).toBe(200);
+    const trpc = await fetch(`${server.url}/trpc/prompt.tag`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${writer.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ slug: "hist", version: "3", tag: "live", expectedVersion: 2 }),
+    });
+    expect(trpc.status).toBe(200);
+    const cli = await server.cli("prompts", "tag", "hist", "1", "live", "--tenant", writerId);
+    expect(cli.code).toBe(0);
+    expect((await api(writer, "/api/v1/prompts/hist/tags/live", { method: "DELETE" })).status).toBe(204);
+
+    const { items, nextCursor } = await history();
+    expect(nextCursor).toBeNull();
+    expect(items.map((move) => [move.version, move.previousVersion])).toEqual([
+      [null, 1],
+      [1, 3],
+      [3, 2],
+      [2, 1],
+      [1, null],
+    ]);
+    const prefix = items[0]?.movedBy ?? "";
+    expect(prefix).not.toBe("cli");
+    expect(writer.apiKey.startsWith(prefix)).toBe(true);
+    // A REST push records its key like any REST call; the CLI records `cli`.
+    expect(items.map((move) => move.movedBy)).toEqual([prefix, "cli", prefix, prefix, prefix]);
+    const times = items.map((move) => Date.parse(move.movedAt));
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+  });
+
+  test("pages with limit and cursor; 400 for a bad limit or cursor; other tenant and unknown slug 404", async () => {
+    const first = await history("?limit=2");
+    expect(first.items).toHaveLength(2);
+    const second = await history(`?limit=2&cursor=${first.nextCursor}`);
+    expect(second.items[0]).not.toEqual(first.items[1]);
+    expect((await api(writer, "/api/v1/prompts/hist/tags/live/history?limit=201")).status).toBe(400);
+    expect((await api(writer, "/api/v1/prompts/hist/tags/live/history?cursor=nope")).status).toBe(400);
+    expect((await api(writer, "/api/v1/prompts/hist/tags/latest/history")).status).toBe(400);
+    expect((await api(other, "/api/v1/prompts/hist/tags/live/history")).status).toBe(404);
+    expect((await api(writer, "/api/v1/prompts/nope/tags/live/history")).status).toBe(404);
+    const theirs = await api(other, "/api/v1/prompts/greet/tags/production/history");
+    const moves = ((await theirs.json()) as { items: Move[] }).items;
+    expect(moves.map((move) => move.version)).toEqual([1]);
+    const lapsedRead = await api(lapsed, "/api/v1/prompts/nope/tags/live/history");
+    expect(lapsedRead.status).toBe(404);
+    const noKey = await api(writer, "/api/v1/prompts/hist/tags/live/history", { key: null });
+    expect(noKey.status).toBe(401);
+    expect(noKey.headers.get("www-authenticate")).toContain("Bearer");
+    expect(
+      (await api(writer, "/api/v1/prompts/hist/tags/live/history", { method: "POST" })).headers.get("allow"),
+    ).toBe("GET, HEAD");
   });
 });

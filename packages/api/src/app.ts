@@ -21,6 +21,7 @@ import { createRunHandler } from "./rest/create-run.ts";
 import { createStreamTokenHandler } from "./rest/create-stream-token.ts";
 import { getRunHandler } from "./rest/get-run.ts";
 import { listRunsHandler } from "./rest/list-runs.ts";
+import { deleteTagHandler, setTagHandler, tagHistoryHandler } from "./rest/prompt-tags.ts";
 import { pushPromptHandler } from "./rest/prompts-push.ts";
 import {
   getPromptHandler,
@@ -154,6 +155,9 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
     .add("GET", "/api/v1/prompts/:slug", rest(getPromptHandler))
     // Before `/:slug/:version`: the static segment wins (a tag named `versions` is read by number or id).
     .add("GET", "/api/v1/prompts/:slug/versions", rest(listPromptVersionsHandler))
+    .add("PUT", "/api/v1/prompts/:slug/tags/:tag", rest(setTagHandler))
+    .add("DELETE", "/api/v1/prompts/:slug/tags/:tag", rest(deleteTagHandler))
+    .add("GET", "/api/v1/prompts/:slug/tags/:tag/history", rest(tagHistoryHandler))
     .add("GET", "/api/v1/prompts/:slug/:version", rest(getPromptVersionHandler))
     .add("POST", "/api/v1/prompts/:slug/:version/render", rest(renderPromptHandler))
     .add("GET", "/api/v1/promptruns", rest(listRunsHandler))

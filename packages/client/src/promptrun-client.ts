@@ -12,6 +12,7 @@ import {
 } from "@promptrun/contract";
 import { ApiError } from "./api-error.ts";
 import { delay } from "./delay.ts";
+import { createPromptTagCalls, type PromptTagCalls } from "./prompt-tags.ts";
 import { createPromptsClient, type PromptsClient } from "./prompts.ts";
 import type { PromptCacheOptions } from "./prompts-cache.ts";
 import { createRenderCall, type RenderPrompt } from "./render.ts";
@@ -64,7 +65,7 @@ export interface PromptrunClient {
    * Prompts: list, summary, versions, push, `get` with an optional cache and fallback, and
    * `render` (the request a run would send, without running it; see {@link RenderPrompt}).
    */
-  prompts: PromptsClient & { render: RenderPrompt };
+  prompts: PromptsClient & { render: RenderPrompt } & PromptTagCalls;
   runs: {
     /** Starts a run of prompt `slug` at `version` (number, tag, `latest` or version id). */
     create(
@@ -166,6 +167,7 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
   const prompts = {
     ...createPromptsClient(requester, options.promptCache),
     render: createRenderCall(request),
+    ...createPromptTagCalls(requester),
   };
   return { prompts, runs, threads, usage: (usageOptions) => getUsage(request, usageOptions) };
 }

@@ -4,6 +4,7 @@ export * from "./own-keys.ts";
 export * from "./pagination.ts";
 export * from "./prompt.ts";
 export * from "./prompt-rest.ts";
+export * from "./prompt-tags.ts";
 export * from "./render.ts";
 export * from "./run.ts";
 export * from "./run-list.ts";

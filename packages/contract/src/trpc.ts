@@ -14,11 +14,15 @@ export const promptGetInputSchema = z.object({
 });
 export const promptVersionsInputSchema = pageRequestSchema.extend({ slug: slugSchema });
 export const promptPushInputSchema = z.object({ files: z.array(promptFileSchema).min(1).max(100) });
+/** With `expectedVersion` (a number, or null: the tag must not exist) the move is guarded and `version` must be a number. */
 export const promptTagInputSchema = z.object({
   slug: slugSchema,
   version: z.string().min(1).max(200),
   tag: tagSchema,
+  expectedVersion: z.number().int().positive().nullable().optional(),
 });
+export const promptUntagInputSchema = z.object({ slug: slugSchema, tag: tagSchema });
+export const promptTagHistoryInputSchema = pageRequestSchema.extend({ slug: slugSchema, tag: tagSchema });
 
 export const runCreateInputSchema = createRunRequestSchema.extend({
   slug: slugSchema,

@@ -53,6 +53,9 @@ export type {
   RunRecord,
   RunStore,
   Store,
+  TagHistoryRecord,
+  TagMoveInput,
+  TagMoveOutcome,
   TenantRecord,
   TenantStore,
   ThreadEventBus,
@@ -71,6 +74,7 @@ export { createPromptrun, type Promptrun } from "./promptrun.ts";
 // The one parse of `Authorization: Bearer <credential>` (REST, tRPC and the SSE stream).
 export { bearerCredential } from "./security/bearer.ts";
 export { formatValidationError } from "./services/format-validation-error.ts";
+export { movedByOf } from "./services/tag-move.ts";
 export { uuidv7 } from "./services/uuidv7.ts";
 export type {
   EngineMetrics,

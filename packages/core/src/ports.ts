@@ -36,6 +36,8 @@ export interface TenantRecord {
 /** A tenant as an API key authenticated it: stream tokens it mints name that key. */
 export interface AuthenticatedTenant extends TenantRecord {
   apiKeyId?: string;
+  /** The key's prefix: who moved a tag (docs/PRODUCT-RULES.md "Prompts over REST", tag history). */
+  apiKeyPrefix?: string;
 }
 
 export interface ApiKeyRecord {
@@ -302,6 +304,32 @@ export interface TenantStore {
   revokeApiKeys(match: { id?: string; prefix?: string }, at: Date): Promise<ApiKeyRecord[]>;
 }
 
+/** A guarded tag move (docs/PRODUCT-RULES.md "Prompts over REST", tag moves). */
+export interface TagMoveInput {
+  tenantId: string;
+  slug: string;
+  tag: string;
+  version: number;
+  /** Absent: no guard. A number: the tag must point there now. null: the tag must not exist yet. */
+  expectedVersion?: number | null;
+  at: Date;
+  /** Recorded in the tag history: the API key's prefix, or `cli`. */
+  movedBy: string;
+}
+
+/** One move of a tag; `version` null records a delete. */
+export interface TagHistoryRecord {
+  version: number | null;
+  previousVersion: number | null;
+  movedAt: Date;
+  movedBy: string;
+}
+
+export type TagMoveOutcome =
+  | { outcome: "moved"; version: PromptVersionRecord; previousVersion: number | null }
+  | { outcome: "conflict"; current: number | null }
+  | { outcome: "missing" };
+
 export interface PromptStore {
   /**
    * Atomically: creates the prompt if new; if the newest version's contentHash equals the given
@@ -317,6 +345,8 @@ export interface PromptStore {
     newPromptId: string;
     newVersionId: string;
     at: Date;
+    /** Who moves the file's tags, for the tag history (default `cli`). */
+    movedBy?: string;
   }): Promise<{ version: PromptVersionRecord; created: boolean; tags: string[] }>;
   setTag(
     tenantId: string,
@@ -324,7 +354,22 @@ export interface PromptStore {
     selector: VersionSelector,
     tag: string,
     at: Date,
+    movedBy?: string,
   ): Promise<PromptVersionRecord | null>;
+  /** Compare-and-set in one transaction: the guard is checked against the tag's current version. */
+  moveTag(input: TagMoveInput): Promise<TagMoveOutcome>;
+  /** Removes the tag; returns the version it pointed at, or null when the prompt or tag is unknown. */
+  deleteTag(tenantId: string, slug: string, tag: string, at: Date, movedBy: string): Promise<number | null>;
+  /**
+   * The tag's moves, newest first (every move of a tag changes its version and is recorded in
+   * the move's transaction). An unknown prompt or tag gives an empty page.
+   */
+  listTagHistory(
+    tenantId: string,
+    slug: string,
+    tag: string,
+    page: { cursor?: string | null; limit: number },
+  ): Promise<Page<TagHistoryRecord>>;
   resolveVersion(
     tenantId: string,
     slug: string,

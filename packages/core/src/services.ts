@@ -17,6 +17,8 @@ import type {
   RenderedPrompt,
   RunListFilters,
   StreamTokenResponse,
+  TagHistoryEntry,
+  TagMove,
   Tenant,
   Thread,
   UsageRequest,
@@ -52,8 +54,21 @@ export interface TenantService {
 
 export interface PromptService {
   /** Validates each file (schema + templates), then pushes; an identical prompt creates nothing. */
-  push(tenantId: string, files: PromptFileInput[] | unknown[]): Promise<PushResult[]>;
-  tag(tenantId: string, slug: string, versionSegment: string, tag: string): Promise<PushResult>;
+  /** `movedBy` (default `cli`): who moves the files' tags, for the tag history. */
+  push(tenantId: string, files: PromptFileInput[] | unknown[], movedBy?: string): Promise<PushResult[]>;
+  tag(
+    tenantId: string,
+    slug: string,
+    versionSegment: string,
+    tag: string,
+    movedBy?: string,
+  ): Promise<PushResult>;
+  /** Guarded move: 400 bad tag or body, 404 unknown slug or version, 409 when the guard fails. */
+  moveTag(tenantId: string, slug: string, tag: string, body: unknown, movedBy: string): Promise<TagMove>;
+  /** Removes the tag; returns where it pointed; 404 for an unknown slug or tag. */
+  deleteTag(tenantId: string, slug: string, tag: string, movedBy: string): Promise<number>;
+  /** The tag's moves, newest first; 404 for an unknown slug (a tag never moved: an empty page). */
+  tagHistory(tenantId: string, slug: string, tag: string, page: PageInput): Promise<Page<TagHistoryEntry>>;
   /** versionSegment: UUID → id; digits → number; `latest`; anything else → tag. */
   get(tenantId: string, slug: string, versionSegment: string): Promise<PromptVersion>;
   /** Slug order; `q` (slug or description, case-insensitive substring) and `tag` narrow the list. */

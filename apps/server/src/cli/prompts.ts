@@ -7,7 +7,9 @@ export const promptCommands: CommandTable = {
     const path = need(args[0], "<file-or-dir>");
     const tenantId = need(flags.tenant, "--tenant <id>");
     const files = readPromptFiles(path);
-    const results = await forTenant(config, tenantId, (services) => services.prompts.push(tenantId, files));
+    const results = await forTenant(config, tenantId, (services) =>
+      services.prompts.push(tenantId, files, "cli"),
+    );
     print(
       results.map(({ slug, version, id, tags }) => ({ slug, version, id, tags })),
       results
@@ -27,7 +29,7 @@ export const promptCommands: CommandTable = {
     ];
     const tenantId = need(flags.tenant, "--tenant <id>");
     const result = await forTenant(config, tenantId, (services) =>
-      services.prompts.tag(tenantId, slug, version, tag),
+      services.prompts.tag(tenantId, slug, version, tag, "cli"),
     );
     print(
       { slug: result.slug, version: result.version, id: result.id, tags: result.tags },

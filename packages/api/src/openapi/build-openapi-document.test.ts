@@ -17,6 +17,24 @@ const operation = (path: string, method: string): Operation => json.paths[path][
 
 const expectedStatuses: Array<[string, string, string, string[]]> = [
   [
+    "/api/v1/prompts/{slug}/tags/{tag}",
+    "put",
+    "set_prompt_tag",
+    ["200", "400", "401", "403", "404", "405", "409", "413", "415", "500"],
+  ],
+  [
+    "/api/v1/prompts/{slug}/tags/{tag}",
+    "delete",
+    "delete_prompt_tag",
+    ["204", "400", "401", "403", "404", "405", "500"],
+  ],
+  [
+    "/api/v1/prompts/{slug}/tags/{tag}/history",
+    "get",
+    "list_prompt_tag_history",
+    ["200", "400", "401", "404", "405", "500"],
+  ],
+  [
     "/api/v1/threads/{thread}/stream-token",
     "post",
     "create_stream_token",
@@ -113,6 +131,8 @@ describe("buildOpenApiDocument", () => {
       "/api/v1/prompts/{slug}": "GET, HEAD",
       "/api/v1/prompts/{slug}/versions": "GET, HEAD",
       "/api/v1/prompts/{slug}/{version}": "GET, HEAD",
+      "/api/v1/prompts/{slug}/tags/{tag}": "PUT, DELETE",
+      "/api/v1/prompts/{slug}/tags/{tag}/history": "GET, HEAD",
     };
     for (const [path, method] of expectedStatuses) {
       const found = json.paths[path][method];

@@ -28,6 +28,7 @@ import { completedJsonRunExample, promptFileComponent, promptVersionComponent } 
 import { promptOperations, promptsTag } from "./prompt-operations.ts";
 import { renderOperation } from "./render-operation.ts";
 import { runListOperations, usageTag } from "./run-operations.ts";
+import { tagOperations } from "./tag-operations.ts";
 import { webhookOperations } from "./webhook-operations.ts";
 
 export type OpenApiDocument = ReturnType<typeof createDocument>;
@@ -197,6 +198,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
       },
       paths: {
         ...promptOperations,
+        ...tagOperations,
         ...runListOperations,
         "/api/v1/threads/{thread}/stream-token": {
           post: {

@@ -1,4 +1,4 @@
-import { PromptrunError } from "@promptrun/core";
+import { movedByOf, PromptrunError } from "@promptrun/core";
 import { isJsonContentType } from "../http/content-type.ts";
 import { jsonResponse } from "../http/json-response.ts";
 import { parseJsonBody } from "../http/parse-json-body.ts";
@@ -20,7 +20,7 @@ export async function pushPromptHandler({ request, deps }: RestContext): Promise
     throw new PromptrunError("unsupported_media_type", "Content-Type must be application/json");
   }
   const body = parseJsonBody(await readBodyBytes(request, config.maxBodyBytes), config.maxJsonDepth);
-  const [pushed] = await services.prompts.push(tenant.id, [body]);
+  const [pushed] = await services.prompts.push(tenant.id, [body], movedByOf(tenant));
   if (pushed === undefined) throw new Error("a push of one file returned no result");
   const headers = {
     location: `/api/v1/prompts/${pushed.slug}/${pushed.version}`,

@@ -140,6 +140,29 @@ describe("tRPC procedures (in-process)", () => {
 
     expect((await clientA.prompt.tag.mutate({ slug: "greet", version: "1", tag: "stable" })).version).toBe(1);
     expect((await clientA.prompt.get.query({ slug: "greet", version: "stable" })).version).toBe(1);
+    const guarded = await clientA.prompt.tag.mutate({
+      slug: "greet",
+      version: "2",
+      tag: "stable",
+      expectedVersion: 1,
+    });
+    expect(guarded).toMatchObject({ version: 2, created: false });
+    expect(guarded.tags).toContain("stable");
+    await expectError(
+      clientA.prompt.tag.mutate({ slug: "greet", version: "1", tag: "stable", expectedVersion: 1 }),
+      "CONFLICT",
+      /points at version 2/,
+    );
+    await expectError(
+      clientA.prompt.tag.mutate({ slug: "greet", version: "1", tag: "stable", expectedVersion: null }),
+      "CONFLICT",
+    );
+    expect(await clientA.prompt.untag.mutate({ slug: "greet", tag: "stable" })).toEqual({
+      slug: "greet",
+      tag: "stable",
+      previousVersion: 2,
+    });
+    await expectError(clientA.prompt.untag.mutate({ slug: "greet", tag: "stable" }), "NOT_FOUND");
 
     await expectError(clientA.prompt.get.query({ slug: "nope" }), "NOT_FOUND", /nope/);
     await expectError(clientA.prompt.get.query({ slug: "greet", version: "missing-tag" }), "NOT_FOUND");

@@ -19,7 +19,7 @@ export function createAuthService(dependencies: { store: Store }): AuthService {
       // The store never finds a revoked key (its port says so): one reads as unknown.
       const found = await store.tenants.findApiKeyByHash(hash);
       if (!found || !apiKeyHashesEqual(hash, found.key.hash)) throw unauthorized("invalid API key");
-      return { ...found.tenant, apiKeyId: found.key.id };
+      return { ...found.tenant, apiKeyId: found.key.id, apiKeyPrefix: found.key.prefix };
     },
     requireActiveSubscription(tenant) {
       if (!tenant.subscriptionActive) throw forbidden("no active subscription");

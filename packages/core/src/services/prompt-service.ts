@@ -1,6 +1,6 @@
 import { type PromptDefinition, type PromptFile, promptFileSchema, tagSchema } from "@promptrun/contract";
 import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from "../config.ts";
-import { invalid, notFound, PromptrunError } from "../errors.ts";
+import { conflict, invalid, notFound, PromptrunError } from "../errors.ts";
 import { assertKnownModel, type ProviderConfig } from "../models/known-providers.ts";
 import type { Clock, Store, VersionSelector } from "../ports.ts";
 import { checkPromptDefinition } from "../prompt-checks/check-prompt-definition.ts";
@@ -10,6 +10,7 @@ import { canonicalHash } from "./canonical-json.ts";
 import { formatValidationError } from "./format-validation-error.ts";
 import { boundedPage, clampPage } from "./page.ts";
 import { describeMissingVersion, parseVersionSegment } from "./parse-version-segment.ts";
+import { describeTagConflict, parseTagRequest, requireTag } from "./tag-move.ts";
 import { createQuotaGuard } from "./tenant-quota.ts";
 import { tagsForVersion, toPromptSummary, toPromptVersion } from "./to-prompt-version.ts";
 import { uuidv7 } from "./uuidv7.ts";
@@ -83,7 +84,7 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
   };
 
   return {
-    async push(tenantId, files) {
+    async push(tenantId, files, movedBy = "cli") {
       if (files.length === 0) throw invalid("no prompt files to push");
       // Validate every file before pushing any, so a bad file leaves nothing half-pushed.
       const prompts = files.map((file, index) => parsePromptFile(file, index, dependencies.providers));
@@ -116,6 +117,7 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
             newPromptId: newId(),
             newVersionId: newId(),
             at: clock.now(),
+            movedBy,
           });
           results.push({
             slug,
@@ -129,12 +131,19 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
       });
     },
 
-    async tag(tenantId, slug, versionSegment, tag) {
+    async tag(tenantId, slug, versionSegment, tag, movedBy = "cli") {
       const parsedTag = tagSchema.safeParse(tag);
       if (!parsedTag.success)
         throw invalid(`tag '${tag}': ${parsedTag.error.issues[0]?.message ?? "invalid"}`);
       const selector = parseVersionSegment(versionSegment);
-      const version = await store.prompts.setTag(tenantId, slug, selector, parsedTag.data, clock.now());
+      const version = await store.prompts.setTag(
+        tenantId,
+        slug,
+        selector,
+        parsedTag.data,
+        clock.now(),
+        movedBy,
+      );
       if (!version) throw await missing(tenantId, slug, selector);
       return {
         slug,
@@ -142,6 +151,43 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
         id: version.id,
         tags: await store.prompts.tagsOf(version.id),
         created: false,
+      };
+    },
+
+    async moveTag(tenantId, slug, tag, body, movedBy) {
+      const parsedTag = requireTag(tag);
+      const request = parseTagRequest(body);
+      const moved = await store.prompts.moveTag({
+        tenantId,
+        slug,
+        tag: parsedTag,
+        ...request,
+        at: clock.now(),
+        movedBy,
+      });
+      if (moved.outcome === "missing")
+        throw await missing(tenantId, slug, { kind: "number", version: request.version });
+      if (moved.outcome === "conflict") throw conflict(describeTagConflict(slug, parsedTag, moved.current));
+      return { slug, tag: parsedTag, version: moved.version.version, previousVersion: moved.previousVersion };
+    },
+
+    async deleteTag(tenantId, slug, tag, movedBy) {
+      const removed = await store.prompts.deleteTag(tenantId, slug, requireTag(tag), clock.now(), movedBy);
+      if (removed === null) {
+        const prompt = await store.prompts.getPrompt(tenantId, slug);
+        throw notFound(prompt ? `tag '${tag}' of prompt '${slug}' not found` : `prompt '${slug}' not found`);
+      }
+      return removed;
+    },
+
+    async tagHistory(tenantId, slug, tag, page) {
+      const parsedTag = requireTag(tag);
+      const result = await store.prompts.listTagHistory(tenantId, slug, parsedTag, clampPage(page));
+      if (result.items.length === 0 && !(await store.prompts.getPrompt(tenantId, slug)))
+        throw notFound(`prompt '${slug}' not found`);
+      return {
+        items: result.items.map((move) => ({ ...move, movedAt: move.movedAt.toISOString() })),
+        nextCursor: result.nextCursor,
       };
     },
 

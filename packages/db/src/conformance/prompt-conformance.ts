@@ -155,6 +155,98 @@ export const promptConformance = ({ store }: ConformanceContext): void => {
     expect((await store().prompts.getPrompt(acme.id, "greet"))?.updatedAt).toEqual(at(30));
   });
 
+  test("moveTag is a compare-and-set: one of two moves with the same guard wins", async () => {
+    await push(store(), acme.id, "greet", "v1", ["production"]);
+    await push(store(), acme.id, "greet", "v2");
+    await push(store(), acme.id, "greet", "v3");
+    const move = (version: number, expectedVersion?: number | null) =>
+      store().prompts.moveTag({
+        tenantId: acme.id,
+        slug: "greet",
+        tag: "production",
+        version,
+        expectedVersion,
+        at: at(50),
+        movedBy: "pr_a",
+      });
+    const outcomes = await Promise.all([move(2, 1), move(3, 1)]);
+    expect(outcomes.map((o) => o.outcome).sort()).toEqual(["conflict", "moved"]);
+    const winner = outcomes.find((o) => o.outcome === "moved");
+    expect(winner?.outcome === "moved" && winner.previousVersion).toBe(1);
+    const now = (await store().prompts.getPrompt(acme.id, "greet"))?.tags.production;
+    expect(await move(1, 1)).toEqual({ outcome: "conflict", current: now ?? null });
+    expect(await move(1, null)).toEqual({ outcome: "conflict", current: now ?? null });
+    expect((await move(1)).outcome).toBe("moved");
+    expect(await move(9)).toEqual({ outcome: "missing" });
+    const fresh = await store().prompts.moveTag({
+      tenantId: acme.id,
+      slug: "greet",
+      tag: "beta",
+      version: 2,
+      expectedVersion: null,
+      at: at(51),
+      movedBy: "pr_a",
+    });
+    expect(fresh.outcome === "moved" && fresh.previousVersion).toBeNull();
+    expect(
+      await store().prompts.moveTag({
+        tenantId: other.id,
+        slug: "greet",
+        tag: "beta",
+        version: 1,
+        at: at(52),
+        movedBy: "pr_a",
+      }),
+    ).toEqual({ outcome: "missing" });
+  });
+
+  test("deleteTag removes a tag and returns where it pointed", async () => {
+    await push(store(), acme.id, "greet", "v1", ["production"]);
+    expect(await store().prompts.deleteTag(other.id, "greet", "production", at(60), "pr_a")).toBeNull();
+    expect(await store().prompts.deleteTag(acme.id, "greet", "production", at(60), "pr_a")).toBe(1);
+    expect(await store().prompts.deleteTag(acme.id, "greet", "production", at(61), "pr_a")).toBeNull();
+    expect((await store().prompts.getPrompt(acme.id, "greet"))?.tags).toEqual({});
+    expect(
+      await store().prompts.resolveVersion(acme.id, "greet", { kind: "tag", tag: "production" }),
+    ).toBeNull();
+  });
+
+  test("every tag move is recorded, newest first, across pages; deletes record version null", async () => {
+    await push(store(), acme.id, "greet", "v1", ["production"]);
+    await push(store(), acme.id, "greet", "v2");
+    await push(store(), other.id, "greet", "theirs", ["production"]);
+    const prompts = store().prompts;
+    await prompts.setTag(acme.id, "greet", { kind: "number", version: 2 }, "production", at(70), "pr_b");
+    await prompts.setTag(acme.id, "greet", { kind: "number", version: 2 }, "production", at(71), "pr_b");
+    const move = {
+      tenantId: acme.id,
+      slug: "greet",
+      tag: "production",
+      version: 1,
+      at: at(72),
+      movedBy: "pr_c",
+    };
+    expect((await prompts.moveTag(move)).outcome).toBe("moved");
+    expect(await prompts.deleteTag(acme.id, "greet", "production", at(73), "cli")).toBe(1);
+    const first = await prompts.listTagHistory(acme.id, "greet", "production", { limit: 2 });
+    expect(first.items).toEqual([
+      { version: null, previousVersion: 1, movedAt: at(73), movedBy: "cli" },
+      { version: 1, previousVersion: 2, movedAt: at(72), movedBy: "pr_c" },
+    ]);
+    const rest = await prompts.listTagHistory(acme.id, "greet", "production", {
+      limit: 2,
+      cursor: first.nextCursor,
+    });
+    expect(rest.items.map((item) => [item.version, item.previousVersion, item.movedBy])).toEqual([
+      [2, 1, "pr_b"],
+      [1, null, "cli"],
+    ]);
+    expect(rest.nextCursor).toBeNull();
+    const theirs = await prompts.listTagHistory(other.id, "greet", "production", { limit: 50 });
+    expect(theirs.items.map((item) => item.version)).toEqual([1]);
+    expect((await prompts.listTagHistory(acme.id, "nope", "production", { limit: 50 })).items).toEqual([]);
+  });
+
   test("getPrompt and listPrompts never show another tenant's prompts", async () => {
     await push(store(), acme.id, "mine", "a");
     await push(store(), other.id, "theirs", "b");

@@ -1,6 +1,13 @@
-import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
+import type {
+  PromptRecord,
+  PromptStore,
+  PromptVersionRecord,
+  TagMoveInput,
+  TagMoveOutcome,
+  VersionSelector,
+} from "@promptrun/core";
 import { and, asc, desc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
-import { prompts, promptTags, promptVersions } from "../schema/postgres.ts";
+import { prompts, promptTagHistory, promptTags, promptVersions } from "../schema/postgres.ts";
 import { pageFrom } from "../shared/cursor.ts";
 import {
   promptListCondition,
@@ -10,6 +17,7 @@ import {
   versionListCondition,
   versionSelectorCondition,
 } from "../shared/prompt-columns.ts";
+import { historyColumns, historyCondition, historyPage } from "../shared/tag-history.ts";
 import type { PostgresContext, PostgresQueryable } from "./postgres-context.ts";
 import { withConstraintErrors } from "./postgres-errors.ts";
 import { createReadCache } from "./read-cache.ts";
@@ -88,12 +96,47 @@ const tagsOfVersion = async (query: PostgresQueryable, versionId: string): Promi
   return rows.map((row) => row.tag);
 };
 
+/** The version number a prompt's tag points at, or null when the tag does not exist. */
+const currentTagVersion = async (
+  query: PostgresQueryable,
+  promptId: string,
+  tag: string,
+): Promise<number | null> => {
+  const [row] = await query
+    .select({ version: promptVersions.version })
+    .from(promptTags)
+    .innerJoin(promptVersions, eq(promptVersions.id, promptTags.versionId))
+    .where(and(eq(promptTags.promptId, promptId), eq(promptTags.tag, tag)));
+  return row?.version ?? null;
+};
+
+/** Records a move of a tag in the move's transaction (docs/PRODUCT-RULES.md "Prompts over REST", tag history). */
+const recordMove = async (
+  query: PostgresQueryable,
+  target: { tenantId: string; promptId: string },
+  move: { tag: string; version: number | null; previousVersion: number | null; at: Date; movedBy: string },
+): Promise<void> => {
+  await query.insert(promptTagHistory).values({
+    id: Bun.randomUUIDv7(),
+    tenantId: target.tenantId,
+    promptId: target.promptId,
+    tag: move.tag,
+    version: move.version,
+    previousVersion: move.previousVersion,
+    movedAt: move.at,
+    movedBy: move.movedBy,
+  });
+};
+
+/** Points a tag at a version; a change of version is recorded in the tag history. */
 const pointTag = async (
   query: PostgresQueryable,
   version: PromptVersionRecord,
   tag: string,
   at: Date,
+  movedBy: string,
 ): Promise<void> => {
+  const previousVersion = await currentTagVersion(query, version.promptId, tag);
   await query
     .insert(promptTags)
     .values({ promptId: version.promptId, tag, versionId: version.id, updatedAt: at })
@@ -102,6 +145,33 @@ const pointTag = async (
       set: { versionId: version.id, updatedAt: at },
     });
   await query.update(prompts).set({ updatedAt: at }).where(eq(prompts.id, version.promptId));
+  if (previousVersion !== version.version)
+    await recordMove(query, version, { tag, version: version.version, previousVersion, at, movedBy });
+};
+
+/** Locks the prompt row so concurrent guarded moves of its tags serialize. */
+const lockPrompt = async (query: PostgresQueryable, tenantId: string, slug: string) => {
+  const [row] = await query
+    .select({ id: prompts.id })
+    .from(prompts)
+    .where(and(eq(prompts.tenantId, tenantId), eq(prompts.slug, slug)))
+    .for("update");
+  return row ?? null;
+};
+
+/** Compare-and-set under the prompt's row lock (docs/PRODUCT-RULES.md "Prompts over REST"). */
+const moveTagIn = async (query: PostgresQueryable, input: TagMoveInput): Promise<TagMoveOutcome> => {
+  if (!(await lockPrompt(query, input.tenantId, input.slug))) return { outcome: "missing" };
+  const version = await resolve(query, input.tenantId, input.slug, {
+    kind: "number",
+    version: input.version,
+  });
+  if (!version) return { outcome: "missing" };
+  const current = await currentTagVersion(query, version.promptId, input.tag);
+  if (input.expectedVersion !== undefined && input.expectedVersion !== current)
+    return { outcome: "conflict", current };
+  await pointTag(query, version, input.tag, input.at, input.movedBy);
+  return { outcome: "moved", version, previousVersion: current };
 };
 
 /** tag → version number, for each of the given prompts. */
@@ -169,7 +239,8 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
               .set({ latestVersion: version.version, updatedAt: input.at })
               .where(eq(prompts.id, prompt.id));
           }
-          for (const tag of new Set(input.tags)) await pointTag(tx, version, tag, input.at);
+          for (const tag of new Set(input.tags))
+            await pointTag(tx, version, tag, input.at, input.movedBy ?? "cli");
           return { version, created, tags: await tagsOfVersion(tx, version.id) };
         }),
       );
@@ -177,14 +248,38 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
       return pushed;
     },
 
-    async setTag(tenantId, slug, selector, tag, at) {
+    async setTag(tenantId, slug, selector, tag, at, movedBy = "cli") {
       const version = await db.transaction(async (tx) => {
         const found = await resolve(tx, tenantId, slug, selector);
-        if (found) await pointTag(tx, found, tag, at);
+        if (found) await pointTag(tx, found, tag, at, movedBy);
         return found;
       });
       if (version) await changes.announce();
       return version;
+    },
+
+    async moveTag(input) {
+      const moved = await db.transaction((tx) => moveTagIn(tx, input));
+      if (moved.outcome === "moved") await changes.announce();
+      return moved;
+    },
+
+    async deleteTag(tenantId, slug, tag, at, movedBy) {
+      const removed = await db.transaction(async (tx) => {
+        const prompt = await lockPrompt(tx, tenantId, slug);
+        const current = prompt ? await currentTagVersion(tx, prompt.id, tag) : null;
+        if (!prompt || current === null) return null;
+        await tx.delete(promptTags).where(and(eq(promptTags.promptId, prompt.id), eq(promptTags.tag, tag)));
+        await tx.update(prompts).set({ updatedAt: at }).where(eq(prompts.id, prompt.id));
+        await recordMove(
+          tx,
+          { tenantId, promptId: prompt.id },
+          { tag, version: null, previousVersion: current, at, movedBy },
+        );
+        return current;
+      });
+      if (removed !== null) await changes.announce();
+      return removed;
     },
 
     async resolveVersion(tenantId, slug, selector) {
@@ -234,6 +329,17 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
         .orderBy(desc(promptVersions.version))
         .limit(page.limit + 1);
       return pageFrom(rows, page.limit, (row) => [row.version]);
+    },
+
+    async listTagHistory(tenantId, slug, tag, page) {
+      const rows = await db
+        .select(historyColumns(promptTagHistory))
+        .from(promptTagHistory)
+        .innerJoin(prompts, eq(prompts.id, promptTagHistory.promptId))
+        .where(historyCondition({ prompts, promptTagHistory }, tenantId, slug, tag, page.cursor))
+        .orderBy(desc(promptTagHistory.movedAt), desc(promptTagHistory.id))
+        .limit(page.limit + 1);
+      return historyPage(rows, page.limit);
     },
 
     async tagsOf(versionId) {

@@ -25,6 +25,7 @@ const fill = async (store: Store): Promise<{ tenant: TenantRecord; threadId: str
   });
   await push(store, tenant.id, "greet", "v1", ["stable"]);
   const { version } = await push(store, tenant.id, "greet", "v2", ["production"], 2);
+  await store.prompts.deleteTag(tenant.id, "greet", "stable", at(3), "pr_live_abcd");
   const environment = await store.environments.ensure(tenant.id, "production", Bun.randomUUIDv7(), at(0));
   await store.environments.setEnvVars(environment.id, { OPENAI_API_KEY: "encrypted" }, at(3));
   const webhookId = Bun.randomUUIDv7();
@@ -112,6 +113,14 @@ describe.skipIf(!available)("exportAll / importAll", () => {
     const snapshot = await exportAll(sqlite.store);
     expect(snapshot.messages).toHaveLength(4);
     expect(snapshot.webhookAttempts).toHaveLength(2);
+    expect(snapshot.promptTagHistory).toHaveLength(3);
+    expect(snapshot.promptTagHistory.map((move) => [move.tag, move.version, move.movedBy])).toEqual(
+      expect.arrayContaining([
+        ["production", 2, "cli"],
+        ["stable", 1, "cli"],
+        ["stable", null, "pr_live_abcd"],
+      ]),
+    );
 
     postgres = await openPostgresStore({ url: database.url });
     await importAll(postgres, snapshot);

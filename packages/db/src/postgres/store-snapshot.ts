@@ -21,6 +21,7 @@ const TABLES = [
   "prompts",
   "promptVersions",
   "promptTags",
+  "promptTagHistory",
   "threads",
   "runs",
   "messages",
@@ -57,6 +58,7 @@ const exportSqlite = (store: SqliteStore): StoreSnapshot => {
     prompts: all(lite.prompts),
     promptVersions: all(lite.promptVersions),
     promptTags: all(lite.promptTags),
+    promptTagHistory: all(lite.promptTagHistory),
     threads: all(lite.threads),
     runs: all(lite.runs),
     messages: db.select().from(lite.messages).orderBy(lite.messages.seq).all(),
@@ -80,6 +82,7 @@ const exportPostgres = async (store: PostgresStore): Promise<StoreSnapshot> => {
         prompts: await tx.select().from(pg.prompts),
         promptVersions: await tx.select().from(pg.promptVersions),
         promptTags: await tx.select().from(pg.promptTags),
+        promptTagHistory: await tx.select().from(pg.promptTagHistory),
         threads: await tx.select().from(pg.threads),
         runs: await tx.select().from(pg.runs),
         messages: await tx.select().from(pg.messages).orderBy(pg.messages.seq),
@@ -114,6 +117,7 @@ const importSqlite = (store: SqliteStore, snapshot: StoreSnapshot): void => {
       insert(lite.prompts, snapshot.prompts);
       insert(lite.promptVersions, snapshot.promptVersions);
       insert(lite.promptTags, snapshot.promptTags);
+      insert(lite.promptTagHistory, snapshot.promptTagHistory);
       insert(lite.threads, snapshot.threads);
       insert(lite.runs, snapshot.runs);
       insert(lite.messages, snapshot.messages);
@@ -143,6 +147,7 @@ const importPostgres = async (store: PostgresStore, snapshot: StoreSnapshot): Pr
     await insert(pg.prompts, snapshot.prompts);
     await insert(pg.promptVersions, snapshot.promptVersions);
     await insert(pg.promptTags, snapshot.promptTags);
+    await insert(pg.promptTagHistory, snapshot.promptTagHistory);
     await insert(pg.threads, snapshot.threads);
     await insert(pg.runs, snapshot.runs);
     await insert(pg.messages, snapshot.messages);

@@ -43,6 +43,7 @@ const TABLES_CHILDREN_FIRST = [
   "messages",
   "runs",
   "threads",
+  "prompt_tag_history",
   "prompt_tags",
   "prompt_versions",
   "prompts",

@@ -99,6 +99,37 @@ export const promptTags = pgTable(
   ],
 );
 
+/**
+ * Every move of a tag, newest last (docs/PRODUCT-RULES.md "Prompts over REST", tag history):
+ * `version` null records a delete; `moved_by` is the API key's prefix or `cli`.
+ */
+export const promptTagHistory = pgTable(
+  "prompt_tag_history",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    promptId: uuid("prompt_id")
+      .notNull()
+      .references(() => prompts.id),
+    tag: text("tag").notNull(),
+    version: count("version"),
+    previousVersion: count("previous_version"),
+    movedAt: epochMs("moved_at").notNull(),
+    movedBy: text("moved_by").notNull(),
+  },
+  (table) => [
+    index("prompt_tag_history_tag_idx").on(
+      table.tenantId,
+      table.promptId,
+      table.tag,
+      table.movedAt.desc(),
+      table.id.desc(),
+    ),
+  ],
+);
+
 export const threads = pgTable(
   "threads",
   {

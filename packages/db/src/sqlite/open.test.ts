@@ -35,6 +35,7 @@ describe("openSqliteStore", () => {
           "prompts",
           "prompt_versions",
           "prompt_tags",
+          "prompt_tag_history",
           "threads",
           "runs",
           "messages",

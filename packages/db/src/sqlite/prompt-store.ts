@@ -1,7 +1,14 @@
-import type { PromptRecord, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
+import type {
+  PromptRecord,
+  PromptStore,
+  PromptVersionRecord,
+  TagMoveInput,
+  TagMoveOutcome,
+  VersionSelector,
+} from "@promptrun/core";
 import { and, asc, desc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import { prompts, promptTags, promptVersions } from "../schema/sqlite.ts";
+import { prompts, promptTagHistory, promptTags, promptVersions } from "../schema/sqlite.ts";
 import { pageFrom } from "../shared/cursor.ts";
 import {
   promptListCondition,
@@ -11,11 +18,12 @@ import {
   versionListCondition,
   versionSelectorCondition,
 } from "../shared/prompt-columns.ts";
+import { historyColumns, historyCondition, historyPage } from "../shared/tag-history.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
 import { withConstraintErrors } from "./sqlite-errors.ts";
 
 /** A connection or an open transaction: both offer the same synchronous query builder. */
-type Queryable = Pick<BunSQLiteDatabase, "select" | "insert" | "update">;
+type Queryable = Pick<BunSQLiteDatabase, "select" | "insert" | "update" | "delete">;
 
 const versionColumns = promptVersionColumns(promptVersions, prompts);
 
@@ -67,7 +75,45 @@ const tagsOfVersion = (query: Queryable, versionId: string): string[] =>
     .all()
     .map((row) => row.tag);
 
-const pointTag = (query: Queryable, version: PromptVersionRecord, tag: string, at: Date): void => {
+/** The version number a prompt's tag points at, or null when the tag does not exist. */
+const currentTagVersion = (query: Queryable, promptId: string, tag: string): number | null =>
+  query
+    .select({ version: promptVersions.version })
+    .from(promptTags)
+    .innerJoin(promptVersions, eq(promptVersions.id, promptTags.versionId))
+    .where(and(eq(promptTags.promptId, promptId), eq(promptTags.tag, tag)))
+    .get()?.version ?? null;
+
+/** Records a move of a tag in the move's transaction (docs/PRODUCT-RULES.md "Prompts over REST", tag history). */
+const recordMove = (
+  query: Queryable,
+  target: { tenantId: string; promptId: string },
+  move: { tag: string; version: number | null; previousVersion: number | null; at: Date; movedBy: string },
+): void => {
+  query
+    .insert(promptTagHistory)
+    .values({
+      id: Bun.randomUUIDv7(),
+      tenantId: target.tenantId,
+      promptId: target.promptId,
+      tag: move.tag,
+      version: move.version,
+      previousVersion: move.previousVersion,
+      movedAt: move.at,
+      movedBy: move.movedBy,
+    })
+    .run();
+};
+
+/** Points a tag at a version; a change of version is recorded in the tag history. */
+const pointTag = (
+  query: Queryable,
+  version: PromptVersionRecord,
+  tag: string,
+  at: Date,
+  movedBy: string,
+): void => {
+  const previousVersion = currentTagVersion(query, version.promptId, tag);
   query
     .insert(promptTags)
     .values({ promptId: version.promptId, tag, versionId: version.id, updatedAt: at })
@@ -77,6 +123,19 @@ const pointTag = (query: Queryable, version: PromptVersionRecord, tag: string, a
     })
     .run();
   query.update(prompts).set({ updatedAt: at }).where(eq(prompts.id, version.promptId)).run();
+  if (previousVersion !== version.version)
+    recordMove(query, version, { tag, version: version.version, previousVersion, at, movedBy });
+};
+
+/** Compare-and-set inside an immediate transaction (docs/PRODUCT-RULES.md "Prompts over REST"). */
+const moveTagIn = (query: Queryable, input: TagMoveInput): TagMoveOutcome => {
+  const version = resolve(query, input.tenantId, input.slug, { kind: "number", version: input.version });
+  if (!version) return { outcome: "missing" };
+  const current = currentTagVersion(query, version.promptId, input.tag);
+  if (input.expectedVersion !== undefined && input.expectedVersion !== current)
+    return { outcome: "conflict", current };
+  pointTag(query, version, input.tag, input.at, input.movedBy);
+  return { outcome: "moved", version, previousVersion: current };
 };
 
 /** tag → version number, for each of the given prompts. */
@@ -223,7 +282,8 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
                 .where(eq(prompts.id, prompt.id))
                 .run();
             }
-            for (const tag of new Set(input.tags)) pointTag(tx, version, tag, input.at);
+            for (const tag of new Set(input.tags))
+              pointTag(tx, version, tag, input.at, input.movedBy ?? "cli");
             return { version, created, tags: tagsOfVersion(tx, version.id) };
           },
           { behavior: "immediate" },
@@ -231,13 +291,44 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
       );
     },
 
-    async setTag(tenantId, slug, selector, tag, at) {
+    async setTag(tenantId, slug, selector, tag, at, movedBy = "cli") {
       resolved.clear();
       return db.transaction(
         (tx) => {
           const version = resolve(tx, tenantId, slug, selector);
-          if (version) pointTag(tx, version, tag, at);
+          if (version) pointTag(tx, version, tag, at, movedBy);
           return version;
+        },
+        { behavior: "immediate" },
+      );
+    },
+
+    async moveTag(input) {
+      resolved.clear();
+      return db.transaction((tx) => moveTagIn(tx, input), { behavior: "immediate" });
+    },
+
+    async deleteTag(tenantId, slug, tag, at, movedBy) {
+      resolved.clear();
+      return db.transaction(
+        (tx) => {
+          const prompt = tx
+            .select({ id: prompts.id })
+            .from(prompts)
+            .where(and(eq(prompts.tenantId, tenantId), eq(prompts.slug, slug)))
+            .get();
+          const current = prompt ? currentTagVersion(tx, prompt.id, tag) : null;
+          if (!prompt || current === null) return null;
+          tx.delete(promptTags)
+            .where(and(eq(promptTags.promptId, prompt.id), eq(promptTags.tag, tag)))
+            .run();
+          tx.update(prompts).set({ updatedAt: at }).where(eq(prompts.id, prompt.id)).run();
+          recordMove(
+            tx,
+            { tenantId, promptId: prompt.id },
+            { tag, version: null, previousVersion: current, at, movedBy },
+          );
+          return current;
         },
         { behavior: "immediate" },
       );
@@ -286,6 +377,18 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
         .limit(page.limit + 1)
         .all();
       return pageFrom(rows, page.limit, (row) => [row.version]);
+    },
+
+    async listTagHistory(tenantId, slug, tag, page) {
+      const rows = db
+        .select(historyColumns(promptTagHistory))
+        .from(promptTagHistory)
+        .innerJoin(prompts, eq(prompts.id, promptTagHistory.promptId))
+        .where(historyCondition({ prompts, promptTagHistory }, tenantId, slug, tag, page.cursor))
+        .orderBy(desc(promptTagHistory.movedAt), desc(promptTagHistory.id))
+        .limit(page.limit + 1)
+        .all();
+      return historyPage(rows, page.limit);
     },
 
     async tagsOf(versionId) {

@@ -3,6 +3,7 @@ import type {
   PromptRecord,
   PromptStore,
   PromptVersionRecord,
+  TagHistoryRecord,
   VersionSelector,
 } from "../../ports.ts";
 import { copy, decodeCursor, isNumber, isString, paginate } from "./paging.ts";
@@ -47,6 +48,32 @@ export function createMemoryPromptStore(references: MemoryReferences): MemoryPro
         return number === undefined ? undefined : candidates.find((version) => version.version === number);
       }
     }
+  };
+
+  /** Tag moves, oldest first, each with its sequence number (the cursor). */
+  const history: Array<TagHistoryRecord & { seq: number; promptId: string; tag: string }> = [];
+  /** Points (or, with null, removes) a tag and records the move when the version changes. */
+  const moveTagOf = (
+    prompt: PromptRecord,
+    tag: string,
+    version: number | null,
+    at: Date,
+    movedBy: string,
+  ) => {
+    const previousVersion = prompt.tags[tag] ?? null;
+    if (previousVersion === version) return;
+    if (version === null) delete prompt.tags[tag];
+    else prompt.tags[tag] = version;
+    prompt.updatedAt = at;
+    history.push({
+      seq: history.length + 1,
+      promptId: prompt.id,
+      tag,
+      version,
+      previousVersion,
+      movedAt: at,
+      movedBy,
+    });
   };
 
   const tagsOf = (version: PromptVersionRecord): string[] => {
@@ -100,21 +127,51 @@ export function createMemoryPromptStore(references: MemoryReferences): MemoryPro
         prompt.updatedAt = input.at;
         created = true;
       }
-      for (const tag of input.tags) {
-        if (prompt.tags[tag] !== version.version) {
-          prompt.tags[tag] = version.version;
-          prompt.updatedAt = input.at;
-        }
-      }
+      for (const tag of input.tags) moveTagOf(prompt, tag, version.version, input.at, input.movedBy ?? "cli");
       return { version: copy(version), created, tags: tagsOf(version) };
     },
-    async setTag(tenantId, slug, selector, tag, at) {
+    async setTag(tenantId, slug, selector, tag, at, movedBy = "cli") {
       const prompt = prompts.get(promptKey(tenantId, slug));
       const version = prompt ? find(prompt, selector) : undefined;
       if (!prompt || !version) return null;
-      prompt.tags[tag] = version.version;
+      moveTagOf(prompt, tag, version.version, at, movedBy);
       prompt.updatedAt = at;
       return copy(version);
+    },
+    async moveTag(input) {
+      const prompt = prompts.get(promptKey(input.tenantId, input.slug));
+      const version = prompt ? find(prompt, { kind: "number", version: input.version }) : undefined;
+      if (!prompt || !version) return { outcome: "missing" };
+      const current = prompt.tags[input.tag] ?? null;
+      if (input.expectedVersion !== undefined && input.expectedVersion !== current)
+        return { outcome: "conflict", current };
+      moveTagOf(prompt, input.tag, version.version, input.at, input.movedBy);
+      prompt.updatedAt = input.at;
+      return { outcome: "moved", version: copy(version), previousVersion: current };
+    },
+    async deleteTag(tenantId, slug, tag, at, movedBy) {
+      const prompt = prompts.get(promptKey(tenantId, slug));
+      const current = prompt?.tags[tag];
+      if (!prompt || current === undefined) return null;
+      moveTagOf(prompt, tag, null, at, movedBy);
+      return current;
+    },
+    async listTagHistory(tenantId, slug, tag, page) {
+      if (page.cursor) decodeCursor(page.cursor, isNumber);
+      const prompt = prompts.get(promptKey(tenantId, slug));
+      if (!prompt) return { items: [], nextCursor: null };
+      const moves = history.filter((move) => move.promptId === prompt.id && move.tag === tag).reverse();
+      const result = paginate(
+        moves,
+        page,
+        (move) => move.seq,
+        (move, seq) => move.seq < seq,
+        isNumber,
+      );
+      const items = result.items.map(({ version, previousVersion, movedAt, movedBy }) =>
+        copy({ version, previousVersion, movedAt, movedBy }),
+      );
+      return { items, nextCursor: result.nextCursor };
     },
     async resolveVersion(tenantId, slug, selector) {
       const prompt = prompts.get(promptKey(tenantId, slug));

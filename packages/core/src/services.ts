@@ -19,6 +19,8 @@ import type {
   StreamTokenResponse,
   Tenant,
   Thread,
+  ThreadImportResult,
+  ThreadMessagesPage,
   UsageRequest,
   UsageResponse,
   Webhook,
@@ -102,6 +104,10 @@ export interface RunService {
 export interface ThreadService {
   /** One page of the thread's messages, oldest first, bounded in count and bytes. */
   get(tenantId: string, threadId: string, page?: PageInput): Promise<Thread>;
+  /** One channel's messages, oldest first; an unknown thread has none (docs/PRODUCT-RULES.md "Thread memory"). */
+  messages(tenantId: string, threadId: string, request: unknown): Promise<ThreadMessagesPage>;
+  /** Imports messages into a channel's memory; a repeated externalId is skipped. */
+  import(tenantId: string, threadId: string, body: unknown): Promise<ThreadImportResult>;
 }
 
 export interface StreamTokenClaims {

@@ -37,7 +37,9 @@ test(`${TAG} keeps every message and index; run_id becomes nullable, external_id
   insert.run("r1", "user", "hi", null, 1);
   insert.run("r1", "assistant", "hello", '[{"type":"text","text":"hello"}]', 2);
   migrate(db, { migrationsFolder: SQLITE_MIGRATIONS_FOLDER });
-  const rows = raw.query("SELECT seq, run_id, external_id, role, content, parts FROM messages ORDER BY seq").all();
+  const rows = raw
+    .query("SELECT seq, run_id, external_id, role, content, parts FROM messages ORDER BY seq")
+    .all();
   expect(rows).toEqual([
     { seq: 1, run_id: "r1", external_id: null, role: "user", content: "hi", parts: null },
     {
@@ -49,7 +51,9 @@ test(`${TAG} keeps every message and index; run_id becomes nullable, external_id
       parts: '[{"type":"text","text":"hello"}]',
     },
   ]);
-  const indexes = (raw.query("SELECT name FROM pragma_index_list('messages')").all() as Array<{ name: string }>)
+  const indexes = (
+    raw.query("SELECT name FROM pragma_index_list('messages')").all() as Array<{ name: string }>
+  )
     .map((index) => index.name)
     .sort();
   expect(indexes).toEqual(["messages_external_id_idx", "messages_thread_channel_idx"]);

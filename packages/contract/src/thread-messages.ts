@@ -63,3 +63,11 @@ export type ThreadImportResult = z.infer<typeof threadImportResultSchema>;
 
 /** tRPC thread.import: the thread beside the body. */
 export const threadImportInputSchema = threadImportRequestSchema.extend({ thread: uuidSchema });
+
+/** tRPC thread.messages: the thread beside the query. */
+export const threadMessagesInputSchema = z.object({
+  thread: uuidSchema,
+  channel: channelSchema.optional(),
+  cursor: z.string().max(200).nullish(),
+  limit: z.number().int().min(1).max(200).optional(),
+});

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import type { StoredMessage } from "@promptrun/core";
 import { addTenant, at, newRun, pushPrompt } from "@promptrun/core/testing";
 import { copyDatabase } from "./copy-database.ts";
 import { openPostgresStore } from "./postgres/open.ts";
@@ -35,7 +36,9 @@ describe("copyDatabase", () => {
     await store.close();
     return { tenant, run };
   };
-  const importedAsRead = (threadId: string) => ({
+  const importedAsRead = (
+    threadId: string,
+  ): { items: StoredMessage[]; nextCursor: null; threadId: string } => ({
     items: [
       {
         runId: null,

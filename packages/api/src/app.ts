@@ -31,6 +31,7 @@ import {
 } from "./rest/prompts-read.ts";
 import { renderPromptHandler } from "./rest/render-prompt.ts";
 import type { RestHandler } from "./rest/rest-context.ts";
+import { importThreadMessagesHandler, listThreadMessagesHandler } from "./rest/thread-messages.ts";
 import { usageHandler } from "./rest/usage.ts";
 import { createStreamHandler, type EndReason } from "./sse/index.ts";
 import { createTrpcHandler } from "./trpc/index.ts";
@@ -149,6 +150,8 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
 
   const router = new Router<RouteHandler>()
     .add("POST", "/api/v1/threads/:thread/stream-token", rest(createStreamTokenHandler))
+    .add("GET", "/api/v1/threads/:thread/messages", rest(listThreadMessagesHandler))
+    .add("POST", "/api/v1/threads/:thread/messages", rest(importThreadMessagesHandler))
     .add("POST", "/api/v1/prompts/:slug/:version/runs", rest(createRunHandler))
     .add("GET", "/api/v1/prompts", rest(listPromptsHandler))
     .add("POST", "/api/v1/prompts", rest(pushPromptHandler))

@@ -7,4 +7,5 @@ export * from "./render.ts";
 export * from "./run-output-json.ts";
 export type { ListRunsOptions } from "./runs-list.ts";
 export * from "./subscribe-to-thread.ts";
+export type { ThreadMessagesOptions } from "./thread-messages.ts";
 export type { UsageOptions } from "./usage.ts";

@@ -8,6 +8,9 @@ import {
   type StreamEnvelope,
   type StreamTokenResponse,
   streamTokenResponseSchema,
+  type ThreadImportRequest,
+  type ThreadImportResult,
+  type ThreadMessagesPage,
   type UsageResponse,
 } from "@promptrun/contract";
 import { ApiError } from "./api-error.ts";
@@ -23,6 +26,7 @@ export type { FetchFunction } from "./rest-request.ts";
 import type { TypedPromptRun } from "./run-output-json.ts";
 import { type ListRunsOptions, listRunPages, listRuns } from "./runs-list.ts";
 import { type SubscribeToThreadOptions, subscribeToThread } from "./subscribe-to-thread.ts";
+import { importThreadMessages, listThreadMessages, type ThreadMessagesOptions } from "./thread-messages.ts";
 import { getUsage, type UsageOptions } from "./usage.ts";
 
 /** Options of {@link createPromptrunClient}. */
@@ -98,6 +102,14 @@ export interface PromptrunClient {
     createStreamToken(thread: string): Promise<StreamTokenResponse>;
     /** Subscribes to a thread with tokens minted by this client (server-side consumers). */
     subscribe(thread: string, options?: ThreadSubscribeOptions): AsyncIterable<StreamEnvelope>;
+    /** One page of a channel's messages (GET /api/v1/threads/{thread}/messages), oldest first. */
+    messages(thread: string, options?: ThreadMessagesOptions): Promise<ThreadMessagesPage>;
+    /** Imports history (POST /api/v1/threads/{thread}/messages); a repeated externalId is skipped. */
+    import(
+      thread: string,
+      body: ThreadImportRequest,
+      options?: { signal?: AbortSignal },
+    ): Promise<ThreadImportResult>;
   };
 }
 
@@ -162,6 +174,8 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
         fetch: fetchFunction,
       });
     },
+    messages: (thread, messagesOptions) => listThreadMessages(request, thread, messagesOptions),
+    import: (thread, body, importOptions) => importThreadMessages(request, thread, body, importOptions),
   };
 
   const prompts = {

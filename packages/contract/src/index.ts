@@ -9,6 +9,7 @@ export * from "./render.ts";
 export * from "./run.ts";
 export * from "./run-list.ts";
 export * from "./stream.ts";
+export * from "./thread-messages.ts";
 export * from "./trpc.ts";
 export * from "./usage.ts";
 export * from "./webhook.ts";

@@ -41,7 +41,8 @@ export const threadGetInputSchema = pageRequestSchema.extend({ id: uuidSchema })
 export const threadMessageSchema = z.object({
   role: z.enum(["user", "assistant"]),
   content: z.string(),
-  runId: uuidSchema,
+  /** null for an imported message (docs/PRODUCT-RULES.md "Thread memory"). */
+  runId: uuidSchema.nullable(),
   createdAt: z.iso.datetime(),
 });
 export type ThreadMessage = z.infer<typeof threadMessageSchema>;

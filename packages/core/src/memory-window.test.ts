@@ -3,6 +3,7 @@ import {
   DEFAULT_MEMORY_BOUND,
   estimateMessageTokens,
   memoryMessageOf,
+  memoryWindowOf,
   promptMessageOfMemory,
   runMemoryBound,
 } from "./memory-window.ts";
@@ -66,4 +67,25 @@ test("estimates: ceil(UTF-8 bytes / 4) of the text; parts round-trip through mem
     role: "assistant",
     content: "hi",
   });
+});
+
+test("memoryWindowOf: a run's exchange is one unit; each imported message (no run) is its own", () => {
+  // Newest first: an exchange of run r2, then three imported messages, then run r1's exchange.
+  const rows = [
+    { seq: 7, runId: "r2", bytes: 1 },
+    { seq: 6, runId: "r2", bytes: 1 },
+    { seq: 5, runId: null, bytes: 1 },
+    { seq: 4, runId: null, bytes: 1 },
+    { seq: 3, runId: null, bytes: 1 },
+    { seq: 2, runId: "r1", bytes: 1 },
+    { seq: 1, runId: "r1", bytes: 1 },
+  ];
+  const bound = (maxMessages: number) => ({ maxMessages, maxBytes: 1_000 });
+  expect(memoryWindowOf(rows, bound(1))).toEqual({ start: null, messages: 0 });
+  expect(memoryWindowOf(rows, bound(2))).toEqual({ start: 6, messages: 2 });
+  // Imported messages are kept one by one, so the window can stop between two of them.
+  expect(memoryWindowOf(rows, bound(3))).toEqual({ start: 5, messages: 3 });
+  expect(memoryWindowOf(rows, bound(4))).toEqual({ start: 4, messages: 4 });
+  expect(memoryWindowOf(rows, bound(6))).toEqual({ start: 3, messages: 5 });
+  expect(memoryWindowOf(rows, bound(7))).toEqual({ start: 1, messages: 7 });
 });

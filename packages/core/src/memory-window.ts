@@ -23,8 +23,11 @@ export const DEFAULT_MEMORY_BOUND: MemoryBound = { maxMessages: 1_000, maxBytes:
 export interface MemoryRowSize {
   /** Insertion order within the channel. */
   seq: number;
-  /** The run whose exchange the row belongs to (an exchange's rows are contiguous). */
-  runId: string;
+  /**
+   * The run whose exchange the row belongs to (an exchange's rows are contiguous); null for an
+   * imported message, which is a unit of its own (docs/PRODUCT-RULES.md "Thread memory").
+   */
+  runId: string | null;
   /** UTF-8 bytes of its content (its text). */
   bytes: number;
   /** UTF-8 bytes of its parts' JSON; 0 (or absent) for a text-only message. */
@@ -65,7 +68,11 @@ export function memoryWindowOf(newestFirst: readonly MemoryRowSize[], bound: Mem
     let groupBytes = 0;
     let groupTokens = 0;
     let groupStart = newestFirst[index]!.seq;
-    while (index < newestFirst.length && newestFirst[index]!.runId === runId) {
+    while (
+      index < newestFirst.length &&
+      newestFirst[index]!.runId === runId &&
+      (runId !== null || groupMessages === 0)
+    ) {
       const row = newestFirst[index]!;
       groupMessages++;
       groupBytes += row.bytes + (row.partsBytes ?? 0);

@@ -149,6 +149,15 @@ export interface MemoryMessage {
   parts?: ContentPart[] | undefined;
 }
 
+/** A message given to a thread's import (POST /threads/{thread}/messages). */
+export interface ImportedMessage {
+  role: "user" | "assistant";
+  content: string;
+  externalId?: string | undefined;
+  /** Absent: the import's time. */
+  createdAt?: Date | undefined;
+}
+
 /** A run's memory read: the window, oldest first, and the channel's messages left out of it. */
 export interface ThreadMemory {
   messages: MemoryMessage[];
@@ -156,7 +165,10 @@ export interface ThreadMemory {
 }
 
 export interface StoredMessage extends MemoryMessage {
-  runId: string;
+  /** null for a message imported over REST (docs/PRODUCT-RULES.md "Thread memory"). */
+  runId: string | null;
+  /** The caller's id of an imported message, when it gave one. */
+  externalId?: string | undefined;
   channel: string;
   createdAt: Date;
 }
@@ -428,6 +440,24 @@ export interface RunStore {
     tenantId: string,
     threadId: string,
   ): Promise<{ id: string; createdAt: Date; messages: StoredMessage[] } | null>;
+  /** A channel's messages, oldest first (keyset on insertion order; invalid cursor: `invalid`). */
+  listMessages(
+    tenantId: string,
+    threadId: string,
+    channel: string,
+    page: { cursor?: string | null; limit: number },
+  ): Promise<{ items: StoredMessage[]; nextCursor: string | null }>;
+  /**
+   * Appends imported messages to a channel's memory in one transaction, creating the thread;
+   * a message whose externalId the channel already holds (or an earlier one of the batch) is skipped.
+   */
+  importMessages(
+    tenantId: string,
+    threadId: string,
+    channel: string,
+    messages: readonly ImportedMessage[],
+    now: Date,
+  ): Promise<{ imported: number; skipped: number }>;
   findIdempotency(tenantId: string, key: string, notBefore: Date): Promise<IdempotencyRecord | null>;
   countPending(tenantId: string): Promise<number>;
   /** Key rotation of pending runs' envVars. */

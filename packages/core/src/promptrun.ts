@@ -96,7 +96,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
     tenants: createTenantService({ store, clock, quotas: config.quotas }),
     prompts: createPromptService({ store, clock, providers: config, quotas: config.quotas }),
     runs: createRunService({ store, config, clock, engine, secrets, rateLimits }),
-    threads: createThreadService({ store }),
+    threads: createThreadService({ store, clock }),
     streamTokens: createStreamTokenService({ config, clock, rateLimits, tenants: store.tenants }),
     environments: createEnvironmentService({ store, secrets, clock, quotas: config.quotas }),
     webhooks: createWebhookService({

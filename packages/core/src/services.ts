@@ -21,6 +21,8 @@ import type {
   TagMove,
   Tenant,
   Thread,
+  ThreadImportResult,
+  ThreadMessagesPage,
   UsageRequest,
   UsageResponse,
   Webhook,
@@ -117,6 +119,10 @@ export interface RunService {
 export interface ThreadService {
   /** One page of the thread's messages, oldest first, bounded in count and bytes. */
   get(tenantId: string, threadId: string, page?: PageInput): Promise<Thread>;
+  /** One channel's messages, oldest first; an unknown thread has none (docs/PRODUCT-RULES.md "Thread memory"). */
+  messages(tenantId: string, threadId: string, request: unknown): Promise<ThreadMessagesPage>;
+  /** Imports messages into a channel's memory; a repeated externalId is skipped. */
+  import(tenantId: string, threadId: string, body: unknown): Promise<ThreadImportResult>;
 }
 
 export interface StreamTokenClaims {

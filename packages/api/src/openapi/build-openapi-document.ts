@@ -29,6 +29,7 @@ import { promptOperations, promptsTag } from "./prompt-operations.ts";
 import { renderOperation } from "./render-operation.ts";
 import { runListOperations, usageTag } from "./run-operations.ts";
 import { tagOperations } from "./tag-operations.ts";
+import { threadOperations, threadsTag } from "./thread-operations.ts";
 import { webhookOperations } from "./webhook-operations.ts";
 
 export type OpenApiDocument = ReturnType<typeof createDocument>;
@@ -150,6 +151,7 @@ const tags = [
     description:
       "Signed POSTs (Standard Webhooks) the server sends to the webhooks of an environment when a run ends.",
   },
+  threadsTag,
   usageTag,
   { name: "Reference", description: "This document." },
 ];
@@ -200,6 +202,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
         ...promptOperations,
         ...tagOperations,
         ...runListOperations,
+        ...threadOperations,
         "/api/v1/threads/{thread}/stream-token": {
           post: {
             operationId: "create_stream_token",

@@ -380,6 +380,29 @@ describe("tRPC procedures (in-process)", () => {
     expect((await clientA.thread.get.query({ id: run.thread })).id).toBe(run.thread);
   });
 
+  test("thread.import and thread.messages: once per externalId, tenant-scoped, import needs a subscription", async () => {
+    const thread = crypto.randomUUID();
+    const messages = [
+      { role: "user" as const, content: "hi", externalId: "a" },
+      { role: "assistant" as const, content: "hello", externalId: "b" },
+    ];
+    expect(await clientA.thread.import.mutate({ thread, messages })).toEqual({ imported: 2, skipped: 0 });
+    expect(await clientA.thread.import.mutate({ thread, messages })).toEqual({ imported: 0, skipped: 2 });
+    const page = await clientA.thread.messages.query({ thread, limit: 1 });
+    expect(page.items.map((message) => [message.runId, message.content])).toEqual([[null, "hi"]]);
+    const rest = await clientA.thread.messages.query({ thread, cursor: page.nextCursor });
+    expect(rest).toMatchObject({ items: [{ content: "hello", externalId: "b" }], nextCursor: null });
+    expect(await clientB.thread.messages.query({ thread })).toEqual({ items: [], nextCursor: null });
+    await expectError(
+      clientA.thread.import.mutate({ thread, messages: [{ role: "system" as never, content: "x" }] }),
+      "BAD_REQUEST",
+    );
+    const admin = inProcessClient(kit, { "x-promptrun-admin-token": ADMIN_TOKEN });
+    await admin.admin.tenant.setSubscription.mutate({ tenantId: kit.tenantA.id, active: false });
+    await expectError(clientA.thread.import.mutate({ thread, messages }), "FORBIDDEN");
+    expect((await clientA.thread.messages.query({ thread })).items).toHaveLength(2);
+  });
+
   test("a stream token reads the runs of its own thread and nothing else", async () => {
     await clientA.prompt.push.mutate({ files: [greet] });
     const thread = crypto.randomUUID();

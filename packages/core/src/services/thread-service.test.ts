@@ -96,7 +96,7 @@ describe("ThreadService paging", () => {
     expect(last.channels.default![0]!.content).toStartWith("Say hello to 25.");
 
     const maxPageBytes = 2_000;
-    const bounded = createThreadService({ store, maxPageBytes });
+    const bounded = createThreadService({ store, clock: { now: () => new Date() }, maxPageBytes });
     const contents: string[] = [];
     let cursor: string | null = null;
     let pages = 0;

@@ -1,13 +1,20 @@
 import { isUuid, type ThreadMessage } from "@promptrun/contract";
 import { notFound } from "../errors.ts";
-import type { Store } from "../ports.ts";
+import type { Clock, Store } from "../ports.ts";
 import type { PageInput, ThreadService } from "../services.ts";
 import { clampPage, countFitting, decodeOffsetCursor, encodeOffsetCursor, MAX_PAGE_BYTES } from "./page.ts";
+import { importThreadMessages, threadMessages } from "./thread-memory-service.ts";
 
-export function createThreadService(dependencies: { store: Store; maxPageBytes?: number }): ThreadService {
+export function createThreadService(dependencies: {
+  store: Store;
+  clock: Clock;
+  maxPageBytes?: number;
+}): ThreadService {
   const { store } = dependencies;
   const maxPageBytes = dependencies.maxPageBytes ?? MAX_PAGE_BYTES;
   return {
+    messages: (tenantId, threadId, request) => threadMessages(store, tenantId, threadId, request),
+    import: (tenantId, threadId, body) => importThreadMessages(dependencies, tenantId, threadId, body),
     async get(tenantId, threadId, page: PageInput = { limit: 50 }) {
       const { cursor, limit } = clampPage(page);
       const offset = decodeOffsetCursor(cursor);

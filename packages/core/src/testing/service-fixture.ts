@@ -37,7 +37,7 @@ export function createServiceFixture(overrides: Partial<PromptrunConfig> = {}) {
     tenants: createTenantService({ store, clock, quotas: config.quotas }),
     prompts: createPromptService({ store, clock, providers: config, quotas: config.quotas }),
     runs: createRunService({ store, config, clock, engine, secrets, rateLimits }),
-    threads: createThreadService({ store }),
+    threads: createThreadService({ store, clock }),
     streamTokens: createStreamTokenService({ config, clock, rateLimits }),
     rateLimits,
   };

@@ -676,4 +676,74 @@ export const runConformance = ({ store }: ConformanceContext): void => {
     expect((await store().runs.getById(live.id))?.encryptedEnvVars).toBe("new");
     expect((await store().runs.getById(ended.id))?.encryptedEnvVars).toBeNull();
   });
+
+  test("importMessages appends once per externalId, creates the thread, pages oldest first per tenant", async () => {
+    const thread = Bun.randomUUIDv7();
+    const batch = [
+      { role: "user" as const, content: "q1", externalId: "m1", createdAt: at(1) },
+      { role: "assistant" as const, content: "a1", externalId: "m2" },
+      { role: "user" as const, content: "no id" },
+      { role: "user" as const, content: "dup in batch", externalId: "m1" },
+    ];
+    expect(await store().runs.importMessages(acme.id, thread, "c", batch, at(5))).toEqual({
+      imported: 3,
+      skipped: 1,
+    });
+    expect(await store().runs.getThread(acme.id, thread)).toMatchObject({ id: thread, createdAt: at(5) });
+    const withIds = batch.filter((message) => message.externalId !== undefined);
+    expect(await store().runs.importMessages(acme.id, thread, "c", withIds, at(6))).toEqual({
+      imported: 0,
+      skipped: 3,
+    });
+    // Another channel or tenant has its own externalIds.
+    expect(await store().runs.importMessages(acme.id, thread, "d", withIds.slice(0, 1), at(6))).toEqual({
+      imported: 1,
+      skipped: 0,
+    });
+    const first = await store().runs.listMessages(acme.id, thread, "c", { limit: 2 });
+    expect(first.items).toEqual([
+      { runId: null, externalId: "m1", channel: "c", role: "user", content: "q1", createdAt: at(1) },
+      { runId: null, externalId: "m2", channel: "c", role: "assistant", content: "a1", createdAt: at(5) },
+    ]);
+    const second = await store().runs.listMessages(acme.id, thread, "c", {
+      cursor: first.nextCursor,
+      limit: 2,
+    });
+    expect(second).toEqual({
+      items: [{ runId: null, channel: "c", role: "user", content: "no id", createdAt: at(5) }],
+      nextCursor: null,
+    });
+    expect(await store().runs.listMessages(other.id, thread, "c", { limit: 10 })).toEqual({
+      items: [],
+      nextCursor: null,
+    });
+    await expect(
+      store().runs.listMessages(acme.id, thread, "c", { cursor: "junk", limit: 2 }),
+    ).rejects.toMatchObject({
+      code: "invalid",
+    });
+    // Imported messages are memory: each its own unit, oldest first.
+    expect(
+      (await store().runs.memory(acme.id, thread, "c")).messages.map((message) => message.content),
+    ).toEqual(["q1", "a1", "no id"]);
+    expect(
+      (await store().runs.memory(acme.id, thread, "c", { maxMessages: 1, maxBytes: 1_000 })).messages,
+    ).toEqual([{ role: "user", content: "no id" }]);
+  });
+
+  test("concurrent identical imports add each message once", async () => {
+    const thread = Bun.randomUUIDv7();
+    const batch = Array.from({ length: 50 }, (_, index) => ({
+      role: "user" as const,
+      content: `m${index}`,
+      externalId: `id-${index}`,
+    }));
+    const results = await Promise.all(
+      [1, 2, 3].map(() => store().runs.importMessages(acme.id, thread, "default", batch, at(1))),
+    );
+    expect(results.reduce((sum, result) => sum + result.imported, 0)).toBe(50);
+    expect((await store().runs.listMessages(acme.id, thread, "default", { limit: 200 })).items).toHaveLength(
+      50,
+    );
+  });
 };

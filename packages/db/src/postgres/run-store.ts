@@ -6,7 +6,7 @@ import {
   type RunStore,
   type WebhookDeliveryRecord,
 } from "@promptrun/core";
-import { and, asc, count, desc, eq, getTableColumns, gte, inArray, lte, or, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, gt, gte, inArray, lte, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import {
   idempotencyKeys,
@@ -26,6 +26,7 @@ import {
   leaseRenewalFrom,
   runListCondition,
 } from "../shared/run-rules.ts";
+import { afterSeqOf, importRows, toStoredMessage } from "../shared/thread-messages.ts";
 import { toUsageRow, type UsageSqlRow } from "../shared/usage-rows.ts";
 import { splitOutbox } from "../shared/webhook-outbox.ts";
 import { listClaimableIds } from "./claimable-runs.ts";
@@ -65,6 +66,18 @@ const earlier = alias(runs, "earlier");
 const isChannelHead = channelHeadCondition(runs, earlier);
 
 const PRIORITIES = ["onsite", "normal", "low"] as const;
+
+/** The columns of a thread's REST read (shared/thread-messages.ts maps them). */
+const messageColumns = {
+  seq: messages.seq,
+  runId: messages.runId,
+  externalId: messages.externalId,
+  channel: messages.channel,
+  role: messages.role,
+  content: messages.content,
+  parts: messages.parts,
+  createdAt: messages.createdAt,
+};
 
 export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions): RunStore => {
   const pending = eq(runs.status, "pending");
@@ -217,6 +230,38 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
         .where(and(eq(messages.tenantId, tenantId), eq(messages.threadId, threadId)))
         .orderBy(asc(messages.seq));
       return { ...thread, messages: stored };
+    },
+
+    async listMessages(tenantId, threadId, channel, page) {
+      const rows = await db
+        .select(messageColumns)
+        .from(messages)
+        .where(
+          and(
+            eq(messages.tenantId, tenantId),
+            eq(messages.threadId, threadId),
+            eq(messages.channel, channel),
+            gt(messages.seq, afterSeqOf(page.cursor)),
+          ),
+        )
+        .orderBy(asc(messages.seq))
+        .limit(page.limit + 1);
+      const { items, nextCursor } = pageFrom(rows, page.limit, (row) => [row.seq]);
+      return { items: items.map(toStoredMessage), nextCursor };
+    },
+
+    async importMessages(tenantId, threadId, channel, imported, now) {
+      return db.transaction(async (tx) => {
+        await tx.insert(threads).values({ tenantId, id: threadId, createdAt: now }).onConflictDoNothing();
+        // ON CONFLICT DO NOTHING on messages_external_id_idx: a concurrent identical import
+        // waits for the other transaction and then skips its rows.
+        const added = await tx
+          .insert(messages)
+          .values(importRows(tenantId, threadId, channel, imported, now))
+          .onConflictDoNothing()
+          .returning({ seq: messages.seq });
+        return { imported: added.length, skipped: imported.length - added.length };
+      });
     },
 
     async findIdempotency(tenantId, key, notBefore) {

@@ -223,9 +223,10 @@ export const messages = sqliteTable(
     tenantId: uuid("tenant_id").notNull(),
     threadId: uuid("thread_id").notNull(),
     channel: text("channel").notNull(),
-    runId: uuid("run_id")
-      .notNull()
-      .references(() => runs.id),
+    /** The run that wrote the message; null for a message imported over REST (docs/PRODUCT-RULES.md "Thread memory"). */
+    runId: uuid("run_id").references(() => runs.id),
+    /** The caller's id of an imported message: a repeat within (tenant, thread, channel) is skipped. */
+    externalId: text("external_id"),
     role: text("role").$type<"user" | "assistant">().notNull(),
     content: text("content").notNull(),
     /** The content parts (JSON) when the message was more than text; `content` then holds its text. */
@@ -235,6 +236,9 @@ export const messages = sqliteTable(
   (table) => [
     foreignKey({ columns: [table.tenantId, table.threadId], foreignColumns: [threads.tenantId, threads.id] }),
     index("messages_thread_channel_idx").on(table.tenantId, table.threadId, table.channel, table.seq),
+    uniqueIndex("messages_external_id_idx")
+      .on(table.tenantId, table.threadId, table.channel, table.externalId)
+      .where(sql`${table.externalId} IS NOT NULL`),
   ],
 );
 

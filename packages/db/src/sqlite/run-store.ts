@@ -12,7 +12,7 @@ import {
   type RunStore,
   type WebhookDeliveryRecord,
 } from "@promptrun/core";
-import { and, asc, count, eq, getTableColumns, gte, inArray, lte, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, getTableColumns, gt, gte, inArray, lte, or, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { alias } from "drizzle-orm/sqlite-core";
 import { recordColumns } from "../schema/record-columns.ts";
@@ -26,6 +26,7 @@ import {
 } from "../schema/sqlite.ts";
 import { pageFrom } from "../shared/cursor.ts";
 import { channelHeadCondition, leaseRenewalFrom, runListCondition } from "../shared/run-rules.ts";
+import { afterSeqOf, importRows, toStoredMessage } from "../shared/thread-messages.ts";
 import { toUsageRow, type UsageSqlRow } from "../shared/usage-rows.ts";
 import { splitOutbox } from "../shared/webhook-outbox.ts";
 import type { GroupCommit } from "./group-commit.ts";
@@ -171,6 +172,18 @@ const liveLeasesOfTenant = (now: Date) => sql`(select count(*) from ${runs} as "
 const leaseFree = (now: Date) => or(sql`${runs.leaseOwner} is null`, lte(runs.leaseUntil, now));
 
 const PRIORITIES = ["onsite", "normal", "low"] as const;
+
+/** The columns of a thread's REST read (shared/thread-messages.ts maps them). */
+const messageColumns = {
+  seq: messages.seq,
+  runId: messages.runId,
+  externalId: messages.externalId,
+  channel: messages.channel,
+  role: messages.role,
+  content: messages.content,
+  parts: messages.parts,
+  createdAt: messages.createdAt,
+};
 
 export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOptions): RunStore => {
   const statements = prepareCreateStatements(raw);
@@ -339,6 +352,39 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
         .orderBy(asc(messages.seq))
         .all();
       return { ...thread, messages: stored };
+    },
+
+    async listMessages(tenantId, threadId, channel, page) {
+      const rows = db
+        .select(messageColumns)
+        .from(messages)
+        .where(
+          and(
+            eq(messages.tenantId, tenantId),
+            eq(messages.threadId, threadId),
+            eq(messages.channel, channel),
+            gt(messages.seq, afterSeqOf(page.cursor)),
+          ),
+        )
+        .orderBy(asc(messages.seq))
+        .limit(page.limit + 1)
+        .all();
+      const { items, nextCursor } = pageFrom(rows, page.limit, (row) => [row.seq]);
+      return { items: items.map(toStoredMessage), nextCursor };
+    },
+
+    importMessages(tenantId, threadId, channel, imported, now) {
+      // One transaction (the group commit's); the unique messages_external_id_idx skips repeats.
+      return groupCommit.submit(() => {
+        db.insert(threads).values({ tenantId, id: threadId, createdAt: now }).onConflictDoNothing().run();
+        const added = db
+          .insert(messages)
+          .values(importRows(tenantId, threadId, channel, imported, now))
+          .onConflictDoNothing()
+          .returning({ seq: messages.seq })
+          .all();
+        return { imported: added.length, skipped: imported.length - added.length };
+      });
     },
 
     async findIdempotency(tenantId, key, notBefore) {

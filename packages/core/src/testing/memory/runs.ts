@@ -8,6 +8,10 @@ import type {
   WebhookDeliveryRecord,
 } from "../../ports.ts";
 import { pendingRunRecord } from "../../run-record.ts";
+
+const isSeqKey = (value: unknown): value is [number] =>
+  Array.isArray(value) && value.length === 1 && Number.isSafeInteger(value[0]);
+
 import { copy, isTimeAndId, paginate } from "./paging.ts";
 import { type MemoryReferences, requireReference } from "./references.ts";
 import { matchesRunFilter, usageOf } from "./run-list.ts";
@@ -221,6 +225,43 @@ export function createMemoryRunStore(
     async getThread(tenantId, threadId) {
       const thread = threads.get(threadKey(tenantId, threadId));
       return thread ? copy(thread) : null;
+    },
+    async listMessages(tenantId, threadId, channel, page) {
+      const thread = threads.get(threadKey(tenantId, threadId));
+      const ofChannel = (thread?.messages ?? [])
+        .map((message, seq) => ({ seq, message }))
+        .filter(({ message }) => message.channel === channel);
+      const { items, nextCursor } = paginate(
+        ofChannel,
+        page,
+        ({ seq }) => [seq],
+        ({ seq }, [after]) => seq > (after ?? -1),
+        isSeqKey,
+      );
+      return { items: items.map(({ message }) => copy(message)), nextCursor };
+    },
+    async importMessages(tenantId, threadId, channel, imported, now) {
+      const key = threadKey(tenantId, threadId);
+      if (!threads.has(key)) threads.set(key, { id: threadId, createdAt: now, messages: [] });
+      const thread = threads.get(key)!;
+      const known = new Set(
+        thread.messages.filter((message) => message.channel === channel).map((message) => message.externalId),
+      );
+      let added = 0;
+      for (const message of imported) {
+        if (message.externalId !== undefined && known.has(message.externalId)) continue;
+        if (message.externalId !== undefined) known.add(message.externalId);
+        thread.messages.push({
+          role: message.role,
+          content: message.content,
+          runId: null,
+          ...(message.externalId !== undefined ? { externalId: message.externalId } : {}),
+          channel,
+          createdAt: message.createdAt ?? now,
+        });
+        added++;
+      }
+      return { imported: added, skipped: imported.length - added };
     },
     async findIdempotency(tenantId, key, notBefore) {
       const record = idempotency.get(`${tenantId}/${key}`);

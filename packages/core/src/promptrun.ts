@@ -94,7 +94,13 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
   const services: PromptrunServices = {
     auth: createAuthService({ store }),
     tenants: createTenantService({ store, clock, quotas: config.quotas }),
-    prompts: createPromptService({ store, clock, providers: config, quotas: config.quotas }),
+    prompts: createPromptService({
+      store,
+      clock,
+      providers: config,
+      quotas: config.quotas,
+      onEnqueue: () => dispatcher.wake(),
+    }),
     runs: createRunService({ store, config, clock, engine, secrets, rateLimits }),
     threads: createThreadService({ store }),
     streamTokens: createStreamTokenService({ config, clock, rateLimits, tenants: store.tenants }),

@@ -13,6 +13,8 @@ import { describeMissingVersion, parseVersionSegment } from "./parse-version-seg
 import { createQuotaGuard } from "./tenant-quota.ts";
 import { tagsForVersion, toPromptSummary, toPromptVersion } from "./to-prompt-version.ts";
 import { uuidv7 } from "./uuidv7.ts";
+import type { PromptWebhookEvent } from "../webhooks/build-prompt-deliveries.ts";
+import { enqueuePromptEvents, tagMoves, tagsBefore } from "../webhooks/prompt-events.ts";
 
 export interface PromptServiceDependencies {
   store: Store;
@@ -21,6 +23,8 @@ export interface PromptServiceDependencies {
   providers: ProviderConfig;
   newId?: () => string;
   quotas?: Pick<TenantQuotas, "promptVersions">;
+  /** Called after prompt webhook events were enqueued (wakes the dispatcher). */
+  onEnqueue?: () => void;
 }
 
 const labelOf = (file: unknown, index: number): string =>
@@ -77,6 +81,13 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
     return adding;
   };
 
+  /** Prompt webhook events, enqueued right after their write (see webhooks/prompt-events.ts). */
+  const emit = async (tenantId: string, events: PromptWebhookEvent[]) => {
+    if (events.length === 0) return;
+    await enqueuePromptEvents({ store, clock, newId }, tenantId, events);
+    dependencies.onEnqueue?.();
+  };
+
   const missing = async (tenantId: string, slug: string, selector: VersionSelector) => {
     const prompt = await store.prompts.getPrompt(tenantId, slug);
     return notFound(prompt ? describeMissingVersion(slug, selector) : `prompt '${slug}' not found`);
@@ -106,7 +117,9 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
         const adding = await countNewVersions(tenantId, hashed);
         if (adding > 0) versionQuota.assertRoom(await store.prompts.countVersions(tenantId), adding);
         const results = [];
+        const events: PromptWebhookEvent[] = [];
         for (const { slug, tags, definition, contentHash } of hashed) {
+          const before = tags.length > 0 ? await tagsBefore(store, tenantId, slug) : {};
           const pushed = await store.prompts.pushVersion({
             tenantId,
             slug,
@@ -124,7 +137,11 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
             tags: pushed.tags,
             created: pushed.created,
           });
+          const { version, id } = pushed.version;
+          if (pushed.created) events.push({ type: "prompt.version.created", data: { slug, version, id } });
+          events.push(...tagMoves(slug, before, tags, version));
         }
+        await emit(tenantId, events);
         return results;
       });
     },
@@ -134,8 +151,10 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
       if (!parsedTag.success)
         throw invalid(`tag '${tag}': ${parsedTag.error.issues[0]?.message ?? "invalid"}`);
       const selector = parseVersionSegment(versionSegment);
+      const before = await tagsBefore(store, tenantId, slug);
       const version = await store.prompts.setTag(tenantId, slug, selector, parsedTag.data, clock.now());
       if (!version) throw await missing(tenantId, slug, selector);
+      await emit(tenantId, tagMoves(slug, before, [parsedTag.data], version.version));
       return {
         slug,
         version: version.version,

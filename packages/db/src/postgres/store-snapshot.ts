@@ -29,6 +29,7 @@ const TABLES = [
   "envVars",
   "webhooks",
   "webhookPayloads",
+  "webhookEvents",
   "webhookDeliveries",
   "webhookAttempts",
 ] as const;
@@ -65,6 +66,7 @@ const exportSqlite = (store: SqliteStore): StoreSnapshot => {
     envVars: all(lite.envVars),
     webhooks: all(lite.webhooks),
     webhookPayloads: all(lite.webhookPayloads),
+    webhookEvents: all(lite.webhookEvents),
     webhookDeliveries: all(lite.webhookDeliveries),
     webhookAttempts: all(lite.webhookAttempts),
   };
@@ -88,6 +90,7 @@ const exportPostgres = async (store: PostgresStore): Promise<StoreSnapshot> => {
         envVars: await tx.select().from(pg.envVars),
         webhooks: await tx.select().from(pg.webhooks),
         webhookPayloads: await tx.select().from(pg.webhookPayloads),
+        webhookEvents: await tx.select().from(pg.webhookEvents),
         webhookDeliveries: await tx.select().from(pg.webhookDeliveries),
         webhookAttempts: await tx.select().from(pg.webhookAttempts),
       };
@@ -122,6 +125,7 @@ const importSqlite = (store: SqliteStore, snapshot: StoreSnapshot): void => {
       insert(lite.envVars, snapshot.envVars);
       insert(lite.webhooks, snapshot.webhooks);
       insert(lite.webhookPayloads, snapshot.webhookPayloads);
+      insert(lite.webhookEvents, snapshot.webhookEvents);
       insert(lite.webhookDeliveries, snapshot.webhookDeliveries);
       insert(lite.webhookAttempts, snapshot.webhookAttempts);
     },
@@ -151,6 +155,7 @@ const importPostgres = async (store: PostgresStore, snapshot: StoreSnapshot): Pr
     await insert(pg.envVars, snapshot.envVars);
     await insert(pg.webhooks, snapshot.webhooks);
     await insert(pg.webhookPayloads, snapshot.webhookPayloads);
+    await insert(pg.webhookEvents, snapshot.webhookEvents);
     await insert(pg.webhookDeliveries, snapshot.webhookDeliveries);
     await insert(pg.webhookAttempts, snapshot.webhookAttempts);
     // Messages kept their sequence numbers: later ones must follow them.

@@ -60,6 +60,7 @@ export const webhookConformance = ({ store, storedWebhookSecret }: ConformanceCo
     webhookId: webhook.id,
     tenantId: webhook.tenantId,
     runId,
+    eventId: null,
     eventType: "run.completed",
     payload: JSON.stringify({ type: "run.completed", runId }),
     status: "pending",

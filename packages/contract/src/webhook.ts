@@ -36,7 +36,11 @@ export const webhookPayloadSchema = z
       timestamp: z.iso.datetime(),
       data: promptVersionCreatedDataSchema,
     }),
-    z.object({ type: z.literal("prompt.tag.moved"), timestamp: z.iso.datetime(), data: promptTagMovedDataSchema }),
+    z.object({
+      type: z.literal("prompt.tag.moved"),
+      timestamp: z.iso.datetime(),
+      data: promptTagMovedDataSchema,
+    }),
   ])
   .meta({ id: "WebhookPayload" });
 export type WebhookPayload = z.infer<typeof webhookPayloadSchema>;

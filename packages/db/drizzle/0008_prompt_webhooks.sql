@@ -28,8 +28,13 @@ CREATE TABLE `__new_webhook_deliveries` (
 );
 --> statement-breakpoint
 INSERT INTO `__new_webhook_deliveries`("id", "webhook_id", "tenant_id", "run_id", "event_id", "event_type", "status", "attempts", "next_attempt_at", "created_at", "lease_owner", "lease_until") SELECT "id", "webhook_id", "tenant_id", "run_id", NULL, "event_type", "status", "attempts", "next_attempt_at", "created_at", "lease_owner", "lease_until" FROM `webhook_deliveries`;--> statement-breakpoint
+-- Inside the migrator's transaction foreign_keys=OFF does nothing: dropping webhook_deliveries
+-- would cascade to webhook_attempts, so the attempts are kept aside and put back.
+CREATE TABLE `__webhook_attempts_kept` AS SELECT * FROM `webhook_attempts`;--> statement-breakpoint
 DROP TABLE `webhook_deliveries`;--> statement-breakpoint
 ALTER TABLE `__new_webhook_deliveries` RENAME TO `webhook_deliveries`;--> statement-breakpoint
+INSERT INTO `webhook_attempts` SELECT * FROM `__webhook_attempts_kept` WHERE `id` NOT IN (SELECT `id` FROM `webhook_attempts`);--> statement-breakpoint
+DROP TABLE `__webhook_attempts_kept`;--> statement-breakpoint
 PRAGMA foreign_keys=ON;--> statement-breakpoint
 CREATE INDEX `webhook_deliveries_due_idx` ON `webhook_deliveries` (`status`,`next_attempt_at`);--> statement-breakpoint
 CREATE INDEX `webhook_deliveries_tenant_run_idx` ON `webhook_deliveries` (`tenant_id`,`run_id`);--> statement-breakpoint

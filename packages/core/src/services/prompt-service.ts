@@ -6,6 +6,8 @@ import type { Clock, Store, VersionSelector } from "../ports.ts";
 import { checkPromptDefinition } from "../prompt-checks/check-prompt-definition.ts";
 import type { PromptService } from "../services.ts";
 import { validateInputs } from "../templating/template.ts";
+import type { PromptWebhookEvent } from "../webhooks/build-prompt-deliveries.ts";
+import { enqueuePromptEvents, tagMoves, tagsBefore } from "../webhooks/prompt-events.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { formatValidationError } from "./format-validation-error.ts";
 import { boundedPage, clampPage } from "./page.ts";
@@ -13,8 +15,6 @@ import { describeMissingVersion, parseVersionSegment } from "./parse-version-seg
 import { createQuotaGuard } from "./tenant-quota.ts";
 import { tagsForVersion, toPromptSummary, toPromptVersion } from "./to-prompt-version.ts";
 import { uuidv7 } from "./uuidv7.ts";
-import type { PromptWebhookEvent } from "../webhooks/build-prompt-deliveries.ts";
-import { enqueuePromptEvents, tagMoves, tagsBefore } from "../webhooks/prompt-events.ts";
 
 export interface PromptServiceDependencies {
   store: Store;

@@ -1,4 +1,8 @@
-import type { PromptTagMovedData, PromptVersionCreatedData, PromptWebhookEventType } from "@promptrun/contract";
+import type {
+  PromptTagMovedData,
+  PromptVersionCreatedData,
+  PromptWebhookEventType,
+} from "@promptrun/contract";
 import type { Clock, Store, WebhookDeliveryRecord } from "../ports.ts";
 
 export type PromptWebhookEvent =

@@ -184,7 +184,11 @@ export const webhookConformance = ({ store, storedWebhookSecret }: ConformanceCo
     });
     const logged = await store().webhooks.listAttempts(acme.id, { limit: 10 });
     expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatchObject({ deliveryId: rows[0]!.id, runId: null, eventType: "prompt.version.created" });
+    expect(logged[0]).toMatchObject({
+      deliveryId: rows[0]!.id,
+      runId: null,
+      eventType: "prompt.version.created",
+    });
     expect(await store().webhooks.listAttempts(other.id, { limit: 10 })).toEqual([]);
     await store().webhooks.requeue(rows[0]!.id, at(60));
     expect((await store().webhooks.getDelivery(acme.id, rows[0]!.id))?.status).toBe("pending");

@@ -304,19 +304,16 @@ export const webhookPayloads = pgTable(
  * The body of a prompt event (prompt.version.created, prompt.tag.moved), stored once however many
  * webhooks receive it; deliveries reference it by event_id.
  */
-export const webhookEvents = pgTable(
-  "webhook_events",
-  {
-    id: uuid("id").primaryKey(),
-    tenantId: uuid("tenant_id")
-      .notNull()
-      .references(() => tenants.id),
-    eventType: text("event_type").$type<WebhookEventType>().notNull(),
-    /** The exact JSON body that is signed and sent. */
-    payload: text("payload").notNull(),
-    createdAt: epochMs("created_at").notNull(),
-  },
-);
+export const webhookEvents = pgTable("webhook_events", {
+  id: uuid("id").primaryKey(),
+  tenantId: uuid("tenant_id")
+    .notNull()
+    .references(() => tenants.id),
+  eventType: text("event_type").$type<WebhookEventType>().notNull(),
+  /** The exact JSON body that is signed and sent. */
+  payload: text("payload").notNull(),
+  createdAt: epochMs("created_at").notNull(),
+});
 
 /**
  * Durable outbox: one row per (webhook, event), retried until delivered or failed. A run event's

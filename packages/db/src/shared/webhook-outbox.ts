@@ -36,7 +36,8 @@ export const splitOutbox = (
         events.set(row.eventId, { id: row.eventId, eventType, tenantId, payload, createdAt });
     } else if (row.runId !== null) {
       const key = `${row.runId} ${eventType}`;
-      if (!payloads.has(key)) payloads.set(key, { runId: row.runId, eventType, tenantId, payload, createdAt });
+      if (!payloads.has(key))
+        payloads.set(key, { runId: row.runId, eventType, tenantId, payload, createdAt });
     }
     rows.push(row);
   }

@@ -79,3 +79,5 @@ export type {
   StreamTokenClaims,
   StreamTokenService,
 } from "./services.ts";
+// The events a webhook may name (the CLI's `webhooks add --events`).
+export { WEBHOOK_EVENT_TYPES } from "./webhooks/webhook-event-types.ts";

@@ -13,7 +13,7 @@ import { api, startServer, type TestServer } from "./support/server.ts";
 interface Received {
   id: string;
   verified: boolean;
-  payload: { type: string; data: Record<string, unknown> };
+  payload: { type: string; timestamp: string; data: Record<string, unknown> };
 }
 
 function startReceiver() {

@@ -176,11 +176,16 @@ test("the served document passes redocly lint with no error and no warning", asy
   }
 }, 60_000);
 
-test("the document lists both webhook events with the Standard Webhooks headers", () => {
+test("the document lists every webhook event with the Standard Webhooks headers", () => {
   const webhooks = (
     document as unknown as { webhooks: Record<string, { post: { parameters: { name: string }[] } }> }
   ).webhooks;
-  expect(Object.keys(webhooks).sort()).toEqual(["run.completed", "run.failed"]);
+  expect(Object.keys(webhooks).sort()).toEqual([
+    "prompt.tag.moved",
+    "prompt.version.created",
+    "run.completed",
+    "run.failed",
+  ]);
   for (const webhook of Object.values(webhooks)) {
     expect(webhook.post.parameters.map((parameter) => parameter.name).sort()).toEqual([
       "webhook-id",

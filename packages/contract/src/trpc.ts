@@ -124,7 +124,8 @@ export const webhookDeliveryAttemptSchema = z.object({
   id: uuidSchema,
   deliveryId: uuidSchema,
   webhookId: uuidSchema,
-  runId: uuidSchema,
+  /** Null for a prompt event's delivery. */
+  runId: uuidSchema.nullable(),
   eventType: webhookEventTypeSchema,
   attempt: z.number().int().positive(),
   attemptedAt: z.iso.datetime(),

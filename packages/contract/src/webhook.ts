@@ -1,15 +1,46 @@
 import { z } from "zod";
 import { promptRunSchema } from "./run.ts";
 
-export const webhookEventTypeSchema = z.enum(["run.completed", "run.failed"]);
+export const runWebhookEventTypeSchema = z.enum(["run.completed", "run.failed"]);
+export const promptWebhookEventTypeSchema = z.enum(["prompt.version.created", "prompt.tag.moved"]);
+export const webhookEventTypeSchema = z.enum([
+  ...runWebhookEventTypeSchema.options,
+  ...promptWebhookEventTypeSchema.options,
+]);
 export type WebhookEventType = z.infer<typeof webhookEventTypeSchema>;
+export type PromptWebhookEventType = z.infer<typeof promptWebhookEventTypeSchema>;
+
+/** `data` of a prompt.version.created event: a push created this version. */
+export const promptVersionCreatedDataSchema = z
+  .object({ slug: z.string(), version: z.number().int().positive(), id: z.string() })
+  .meta({ id: "PromptVersionCreatedData" });
+
+/** `data` of a prompt.tag.moved event; previousVersion is null for a new tag. */
+export const promptTagMovedDataSchema = z
+  .object({
+    slug: z.string(),
+    tag: z.string(),
+    version: z.number().int().positive(),
+    previousVersion: z.number().int().positive().nullable(),
+  })
+  .meta({ id: "PromptTagMovedData" });
+export type PromptVersionCreatedData = z.infer<typeof promptVersionCreatedDataSchema>;
+export type PromptTagMovedData = z.infer<typeof promptTagMovedDataSchema>;
 
 /** Body of a webhook delivery (docs/PRODUCT-RULES.md "Environments, env vars and webhooks"). */
 export const webhookPayloadSchema = z
-  .object({
-    type: webhookEventTypeSchema,
-    timestamp: z.iso.datetime(),
-    data: promptRunSchema,
-  })
+  .discriminatedUnion("type", [
+    z.object({ type: runWebhookEventTypeSchema, timestamp: z.iso.datetime(), data: promptRunSchema }),
+    z.object({
+      type: z.literal("prompt.version.created"),
+      timestamp: z.iso.datetime(),
+      data: promptVersionCreatedDataSchema,
+    }),
+    z.object({
+      type: z.literal("prompt.tag.moved"),
+      timestamp: z.iso.datetime(),
+      data: promptTagMovedDataSchema,
+    }),
+  ])
   .meta({ id: "WebhookPayload" });
 export type WebhookPayload = z.infer<typeof webhookPayloadSchema>;

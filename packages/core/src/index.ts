@@ -54,10 +54,10 @@ export type {
   RunRecord,
   RunStore,
   Store,
+  StoredMessage,
   TagHistoryRecord,
   TagMoveInput,
   TagMoveOutcome,
-  StoredMessage,
   TenantRecord,
   TenantStore,
   ThreadEventBus,
@@ -85,3 +85,5 @@ export type {
   StreamTokenClaims,
   StreamTokenService,
 } from "./services.ts";
+// The events a webhook may name (the CLI's `webhooks add --events`).
+export { WEBHOOK_EVENT_TYPES } from "./webhooks/webhook-event-types.ts";

@@ -275,7 +275,13 @@ export interface WebhookDeliveryRecord {
   id: string;
   webhookId: string;
   tenantId: string;
-  runId: string;
+  /** The run of a run event; null for a prompt event. */
+  runId: string | null;
+  /**
+   * The prompt event (prompt.version.created, prompt.tag.moved) this delivers; null for a run
+   * event. Its body is stored once per event (docs/PRODUCT-RULES.md "Environments, env vars and webhooks").
+   */
+  eventId: string | null;
   eventType: WebhookEventType;
   /** The exact JSON body that is signed and sent. */
   payload: string;
@@ -539,6 +545,8 @@ export interface WebhookStore {
   dueDeliveries(now: Date, limit: number, options?: { perWebhook?: number }): Promise<WebhookDeliveryState[]>;
   /** The body of a run's webhook event, or null when none was stored. */
   getPayload(runId: string, eventType: WebhookEventType): Promise<string | null>;
+  /** The body of a prompt event's deliveries (by their eventId), or null when none was stored. */
+  getEventPayload(eventId: string): Promise<string | null>;
   /**
    * Leases a due delivery to `owner` until `leaseUntil` so that no other instance sends it
    * meanwhile: true only if it is pending, due (nextAttemptAt ≤ now) and its lease is free or
@@ -557,7 +565,9 @@ export interface WebhookStore {
   listAttempts(
     tenantId: string,
     filter: { webhookId?: string; runId?: string; limit: number },
-  ): Promise<Array<WebhookAttemptRecord & { webhookId: string; runId: string; eventType: WebhookEventType }>>;
+  ): Promise<
+    Array<WebhookAttemptRecord & { webhookId: string; runId: string | null; eventType: WebhookEventType }>
+  >;
   getDelivery(tenantId: string, id: string): Promise<WebhookDeliveryState | null>;
   /** Manual redelivery: back to pending, due now. */
   requeue(id: string, at: Date): Promise<void>;

@@ -91,21 +91,17 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
     });
   const rateLimits = deps.rateLimits ?? createTokenBucketRateLimiter({ rateLimit: config.rateLimit, clock });
 
+  /** New outbox rows (prompt events, a redelivery): the dispatcher polls now. */
+  const wake = () => dispatcher.wake();
   const services: PromptrunServices = {
     auth: createAuthService({ store }),
     tenants: createTenantService({ store, clock, quotas: config.quotas }),
-    prompts: createPromptService({ store, clock, providers: config, quotas: config.quotas }),
+    prompts: createPromptService({ store, clock, providers: config, quotas: config.quotas, onEnqueue: wake }),
     runs: createRunService({ store, config, clock, engine, secrets, rateLimits }),
     threads: createThreadService({ store, clock }),
     streamTokens: createStreamTokenService({ config, clock, rateLimits, tenants: store.tenants }),
     environments: createEnvironmentService({ store, secrets, clock, quotas: config.quotas }),
-    webhooks: createWebhookService({
-      store,
-      config,
-      secrets,
-      clock,
-      onRequeue: () => dispatcher.wake(),
-    }),
+    webhooks: createWebhookService({ store, config, secrets, clock, onRequeue: wake }),
     rateLimits,
     events,
   };

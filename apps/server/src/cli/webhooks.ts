@@ -1,14 +1,13 @@
-import { PromptrunError } from "@promptrun/core";
+import { PromptrunError, WEBHOOK_EVENT_TYPES as WEBHOOK_EVENTS } from "@promptrun/core";
 import { type CommandTable, forTenant, need, UsageError } from "./command.ts";
 
-const WEBHOOK_EVENTS = ["run.completed", "run.failed"] as const;
-type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+type WebhookEvent = "run.completed" | "run.failed" | "prompt.version.created" | "prompt.tag.moved";
 
 const parseEvents = (value: string | undefined): WebhookEvent[] | undefined => {
   if (value === undefined) return undefined;
   const events = value.split(",").map((event) => event.trim());
   for (const event of events)
-    if (!(WEBHOOK_EVENTS as readonly string[]).includes(event))
+    if (!WEBHOOK_EVENTS.includes(event))
       throw new UsageError(`--events: '${event}' is not one of ${WEBHOOK_EVENTS.join(", ")}`);
   return events as WebhookEvent[];
 };

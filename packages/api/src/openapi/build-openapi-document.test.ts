@@ -166,7 +166,7 @@ describe("buildOpenApiDocument", () => {
     expect(json.info.license).toEqual({ name: "Proprietary" });
   });
 
-  test("webhooks: run.completed and run.failed, signed, with a PromptRun payload of their type", () => {
+  test("webhooks: every event, signed, with the payload of its type", () => {
     expect(Object.keys(json.webhooks).sort()).toEqual([...webhookEventTypeSchema.options].sort());
     interface WebhookOperation {
       tags: string[];
@@ -183,7 +183,13 @@ describe("buildOpenApiDocument", () => {
       const ref = post.requestBody.content["application/json"]?.schema.$ref ?? "";
       const payload = json.components.schemas[ref.replace("#/components/schemas/", "")];
       expect(payload.properties.type).toMatchObject({ const: type });
-      expect(payload.properties.data).toEqual({ $ref: "#/components/schemas/PromptRun" });
+      const data = {
+        "run.completed": "PromptRun",
+        "run.failed": "PromptRun",
+        "prompt.version.created": "PromptVersionCreatedData",
+        "prompt.tag.moved": "PromptTagMovedData",
+      }[type];
+      expect(payload.properties.data).toEqual({ $ref: `#/components/schemas/${data}` });
     }
   });
 

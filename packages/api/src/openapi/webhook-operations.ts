@@ -1,4 +1,9 @@
-import { promptRunSchema, type WebhookEventType, webhookPayloadSchema } from "@promptrun/contract";
+import {
+  promptRunSchema,
+  promptTagMovedDataSchema,
+  promptVersionCreatedDataSchema,
+  type WebhookEventType,
+} from "@promptrun/contract";
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
 import { jsonBody } from "./error-responses.ts";
@@ -15,17 +20,43 @@ const signatureHeaders = z.object({
   }),
 });
 
-const webhookEvents: Array<{ type: WebhookEventType; component: string; description: string }> = [
+const webhookEvents: Array<{
+  type: WebhookEventType;
+  component: string;
+  description: string;
+  data: z.ZodType;
+  timestamp: string;
+}> = [
   {
     type: "run.completed",
     component: "RunCompletedWebhook",
     description: "A run of the webhook's environment completed; `data` is the completed PromptRun.",
+    data: promptRunSchema,
+    timestamp: "When the run ended.",
   },
   {
     type: "run.failed",
     component: "RunFailedWebhook",
     description:
       "A run of the webhook's environment failed or was cancelled; `data` is the failed PromptRun.",
+    data: promptRunSchema,
+    timestamp: "When the run ended.",
+  },
+  {
+    type: "prompt.version.created",
+    component: "PromptVersionCreatedWebhook",
+    description:
+      "A push created a new version of a prompt of the webhook's tenant (any environment; only webhooks that name this event in their `events`); an identical push sends none.",
+    data: promptVersionCreatedDataSchema,
+    timestamp: "When the version was pushed.",
+  },
+  {
+    type: "prompt.tag.moved",
+    component: "PromptTagMovedWebhook",
+    description:
+      "A tag of a prompt of the webhook's tenant now points at another version (a push with tags or a tag call; only webhooks that name this event in their `events`); `previousVersion` is null for a new tag.",
+    data: promptTagMovedDataSchema,
+    timestamp: "When the tag moved.",
   },
 ];
 
@@ -40,11 +71,11 @@ const webhookOperation = (event: (typeof webhookEvents)[number]) => ({
     requestBody: {
       required: true,
       content: jsonBody(
-        webhookPayloadSchema
-          .extend({
+        z
+          .object({
             type: z.literal(event.type).meta({ description: "The event." }),
-            timestamp: z.iso.datetime().meta({ description: "When the run ended." }),
-            data: promptRunSchema,
+            timestamp: z.iso.datetime().meta({ description: event.timestamp }),
+            data: event.data,
           })
           .meta({ id: event.component }),
       ),

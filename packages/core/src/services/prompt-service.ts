@@ -6,6 +6,8 @@ import type { Clock, Store, VersionSelector } from "../ports.ts";
 import { checkPromptDefinition } from "../prompt-checks/check-prompt-definition.ts";
 import type { PromptService } from "../services.ts";
 import { validateInputs } from "../templating/template.ts";
+import type { PromptWebhookEvent } from "../webhooks/build-prompt-deliveries.ts";
+import { enqueuePromptEvents, tagMoves, tagsBefore } from "../webhooks/prompt-events.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { formatValidationError } from "./format-validation-error.ts";
 import { boundedPage, clampPage } from "./page.ts";
@@ -22,6 +24,8 @@ export interface PromptServiceDependencies {
   providers: ProviderConfig;
   newId?: () => string;
   quotas?: Pick<TenantQuotas, "promptVersions">;
+  /** Called after prompt webhook events were enqueued (wakes the dispatcher). */
+  onEnqueue?: () => void;
 }
 
 const labelOf = (file: unknown, index: number): string =>
@@ -78,6 +82,13 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
     return adding;
   };
 
+  /** Prompt webhook events, enqueued right after their write (see webhooks/prompt-events.ts). */
+  const emit = async (tenantId: string, events: PromptWebhookEvent[]) => {
+    if (events.length === 0) return;
+    await enqueuePromptEvents({ store, clock, newId }, tenantId, events);
+    dependencies.onEnqueue?.();
+  };
+
   const missing = async (tenantId: string, slug: string, selector: VersionSelector) => {
     const prompt = await store.prompts.getPrompt(tenantId, slug);
     return notFound(prompt ? describeMissingVersion(slug, selector) : `prompt '${slug}' not found`);
@@ -107,7 +118,9 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
         const adding = await countNewVersions(tenantId, hashed);
         if (adding > 0) versionQuota.assertRoom(await store.prompts.countVersions(tenantId), adding);
         const results = [];
+        const events: PromptWebhookEvent[] = [];
         for (const { slug, tags, definition, contentHash } of hashed) {
+          const before = tags.length > 0 ? await tagsBefore(store, tenantId, slug) : {};
           const pushed = await store.prompts.pushVersion({
             tenantId,
             slug,
@@ -126,7 +139,11 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
             tags: pushed.tags,
             created: pushed.created,
           });
+          const { version, id } = pushed.version;
+          if (pushed.created) events.push({ type: "prompt.version.created", data: { slug, version, id } });
+          events.push(...tagMoves(slug, before, tags, version));
         }
+        await emit(tenantId, events);
         return results;
       });
     },
@@ -136,6 +153,7 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
       if (!parsedTag.success)
         throw invalid(`tag '${tag}': ${parsedTag.error.issues[0]?.message ?? "invalid"}`);
       const selector = parseVersionSegment(versionSegment);
+      const before = await tagsBefore(store, tenantId, slug);
       const version = await store.prompts.setTag(
         tenantId,
         slug,
@@ -145,6 +163,7 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
         movedBy,
       );
       if (!version) throw await missing(tenantId, slug, selector);
+      await emit(tenantId, tagMoves(slug, before, [parsedTag.data], version.version));
       return {
         slug,
         version: version.version,
@@ -168,7 +187,11 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
       if (moved.outcome === "missing")
         throw await missing(tenantId, slug, { kind: "number", version: request.version });
       if (moved.outcome === "conflict") throw conflict(describeTagConflict(slug, parsedTag, moved.current));
-      return { slug, tag: parsedTag, version: moved.version.version, previousVersion: moved.previousVersion };
+      const version = moved.version.version;
+      const before: Record<string, number> =
+        moved.previousVersion === null ? {} : { [parsedTag]: moved.previousVersion };
+      await emit(tenantId, tagMoves(slug, before, [parsedTag], version));
+      return { slug, tag: parsedTag, version, previousVersion: moved.previousVersion };
     },
 
     async deleteTag(tenantId, slug, tag, movedBy) {

@@ -31,6 +31,7 @@ export async function buildDeliveries(
     webhookId: webhook.id,
     tenantId: run.tenantId,
     runId: run.id,
+    eventId: null,
     eventType: type,
     payload,
     status: "pending",

@@ -93,7 +93,7 @@ export function finishedRun(overrides: Partial<RunRecord> & Pick<RunRecord, "ten
 /** Enqueues deliveries as the engine does, after storing the runs they refer to (the stores check). */
 export async function enqueueDeliveries(store: Store, deliveries: WebhookDeliveryRecord[]): Promise<void> {
   for (const runId of new Set(deliveries.map((delivery) => delivery.runId))) {
-    if ((await store.runs.getById(runId)) !== null) continue;
+    if (runId === null || (await store.runs.getById(runId)) !== null) continue;
     const tenantId = deliveries.find((delivery) => delivery.runId === runId)?.tenantId ?? "";
     await storeRunRecord(store, finishedRun({ id: runId, tenantId }));
   }

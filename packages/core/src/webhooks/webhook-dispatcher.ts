@@ -114,7 +114,12 @@ export function createWebhookDispatcher(dependencies: WebhookDispatcherDependenc
       return { delivered: false, responseStatus: null, latencyMs: 0, error };
     }
     // The body is loaded only now: the outbox is read without it.
-    const payload = await store.webhooks.getPayload(delivery.runId, delivery.eventType);
+    const payload =
+      delivery.eventId !== null
+        ? await store.webhooks.getEventPayload(delivery.eventId)
+        : delivery.runId !== null
+          ? await store.webhooks.getPayload(delivery.runId, delivery.eventType)
+          : null;
     if (payload === null) {
       return {
         delivered: false,

@@ -250,6 +250,7 @@ export const leaseConformance = (store: () => Store): void => {
       webhookId,
       tenantId: acme.id,
       runId: run.id,
+      eventId: null,
       eventType: "run.completed",
       payload: "{}",
       status: "pending",

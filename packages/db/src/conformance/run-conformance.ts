@@ -71,6 +71,7 @@ export const runConformance = ({ store }: ConformanceContext): void => {
       webhookId,
       tenantId: acme.id,
       runId,
+      eventId: null,
       eventType,
       payload: JSON.stringify({ type: eventType, data: { z: 1, a: 2 } }),
       status: "pending",

@@ -60,6 +60,7 @@ export const webhookConformance = ({ store, storedWebhookSecret }: ConformanceCo
     webhookId: webhook.id,
     tenantId: webhook.tenantId,
     runId,
+    eventId: null,
     eventType: "run.completed",
     payload: JSON.stringify({ type: "run.completed", runId }),
     status: "pending",
@@ -156,6 +157,41 @@ export const webhookConformance = ({ store, storedWebhookSecret }: ConformanceCo
     expect(due).toHaveLength(4);
     for (const row of due) expect(row).not.toHaveProperty("payload");
     expect(await store().webhooks.getDelivery(acme.id, rows[0]!.id)).toEqual(stateOf(rows[0]!));
+  });
+
+  test("a prompt event's deliveries have no run; its body is stored once under its event id", async () => {
+    const hooks = [
+      await addWebhook(production, { events: ["prompt.version.created"] }),
+      await addWebhook(production, { events: ["prompt.version.created"] }),
+    ];
+    const eventId = Bun.randomUUIDv7();
+    const body = JSON.stringify({ type: "prompt.version.created", data: { slug: "greet", version: 1 } });
+    const rows = hooks.map((webhook) =>
+      delivery(webhook, "", { runId: null, eventId, eventType: "prompt.version.created", payload: body }),
+    );
+    await store().webhooks.enqueueDeliveries(rows);
+
+    expect(await store().webhooks.getEventPayload(eventId)).toBe(body);
+    expect(await store().webhooks.getEventPayload(Bun.randomUUIDv7())).toBeNull();
+    expect(await store().webhooks.dueDeliveries(at(50), 10)).toEqual(rows.map(stateOf));
+    expect(await store().webhooks.getDelivery(acme.id, rows[0]!.id)).toEqual(stateOf(rows[0]!));
+    expect(await store().webhooks.getDelivery(other.id, rows[0]!.id)).toBeNull();
+    await store().webhooks.recordAttempt(attempt(rows[0]!.id, 1), {
+      status: "delivered",
+      nextAttemptAt: null,
+      failureStreak: 0,
+      disable: false,
+    });
+    const logged = await store().webhooks.listAttempts(acme.id, { limit: 10 });
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({
+      deliveryId: rows[0]!.id,
+      runId: null,
+      eventType: "prompt.version.created",
+    });
+    expect(await store().webhooks.listAttempts(other.id, { limit: 10 })).toEqual([]);
+    await store().webhooks.requeue(rows[0]!.id, at(60));
+    expect((await store().webhooks.getDelivery(acme.id, rows[0]!.id))?.status).toBe("pending");
   });
 
   test("dueDeliveries with perWebhook reads each webhook's oldest due deliveries only", async () => {

@@ -14,6 +14,7 @@ import {
   runs,
   threads,
   webhookDeliveries,
+  webhookEvents,
   webhookPayloads,
 } from "../schema/postgres.ts";
 import { recordColumns } from "../schema/record-columns.ts";
@@ -41,14 +42,15 @@ export interface RunStoreOptions {
   creates: GroupCommit<RunInsert, undefined>;
 }
 
-/** Inside the caller's transaction: each run event's body once, then its deliveries. */
+/** Inside the caller's transaction: each event's body once, then its deliveries. */
 export const insertDeliveries = async (
   tx: PostgresTransaction,
   deliveries: WebhookDeliveryRecord[],
 ): Promise<void> => {
   if (deliveries.length === 0) return;
-  const { payloads, rows } = splitOutbox(deliveries);
-  await tx.insert(webhookPayloads).values(payloads).onConflictDoNothing();
+  const { payloads, events, rows } = splitOutbox(deliveries);
+  if (payloads.length > 0) await tx.insert(webhookPayloads).values(payloads).onConflictDoNothing();
+  if (events.length > 0) await tx.insert(webhookEvents).values(events).onConflictDoNothing();
   await tx.insert(webhookDeliveries).values(rows);
 };
 

@@ -66,6 +66,7 @@ const fill = async (store: Store): Promise<{ tenant: TenantRecord; threadId: str
           webhookId,
           tenantId: tenant.id,
           runId: run.id,
+          eventId: null,
           eventType: "run.completed",
           payload: "{}",
           status: "pending",
@@ -88,6 +89,22 @@ const fill = async (store: Store): Promise<{ tenant: TenantRecord; threadId: str
       { status: "delivered", nextAttemptAt: null, failureStreak: 0, disable: false },
     );
   }
+  // A prompt event's delivery: its body lives in webhook_events.
+  await store.webhooks.enqueueDeliveries([
+    {
+      id: Bun.randomUUIDv7(),
+      webhookId,
+      tenantId: tenant.id,
+      runId: null,
+      eventId: Bun.randomUUIDv7(),
+      eventType: "prompt.version.created",
+      payload: JSON.stringify({ type: "prompt.version.created", data: { slug: "greet", version: 2 } }),
+      status: "pending",
+      attempts: 0,
+      nextAttemptAt: at(50),
+      createdAt: at(50),
+    },
+  ]);
   return { tenant, threadId };
 };
 
@@ -121,6 +138,7 @@ describe.skipIf(!available)("exportAll / importAll", () => {
         ["stable", null, "pr_live_abcd"],
       ]),
     );
+    expect(snapshot.webhookEvents).toHaveLength(1);
 
     postgres = await openPostgresStore({ url: database.url });
     await importAll(postgres, snapshot);

@@ -30,6 +30,7 @@ const TABLES = [
   "envVars",
   "webhooks",
   "webhookPayloads",
+  "webhookEvents",
   "webhookDeliveries",
   "webhookAttempts",
 ] as const;
@@ -67,6 +68,7 @@ const exportSqlite = (store: SqliteStore): StoreSnapshot => {
     envVars: all(lite.envVars),
     webhooks: all(lite.webhooks),
     webhookPayloads: all(lite.webhookPayloads),
+    webhookEvents: all(lite.webhookEvents),
     webhookDeliveries: all(lite.webhookDeliveries),
     webhookAttempts: all(lite.webhookAttempts),
   };
@@ -91,6 +93,7 @@ const exportPostgres = async (store: PostgresStore): Promise<StoreSnapshot> => {
         envVars: await tx.select().from(pg.envVars),
         webhooks: await tx.select().from(pg.webhooks),
         webhookPayloads: await tx.select().from(pg.webhookPayloads),
+        webhookEvents: await tx.select().from(pg.webhookEvents),
         webhookDeliveries: await tx.select().from(pg.webhookDeliveries),
         webhookAttempts: await tx.select().from(pg.webhookAttempts),
       };
@@ -126,6 +129,7 @@ const importSqlite = (store: SqliteStore, snapshot: StoreSnapshot): void => {
       insert(lite.envVars, snapshot.envVars);
       insert(lite.webhooks, snapshot.webhooks);
       insert(lite.webhookPayloads, snapshot.webhookPayloads);
+      insert(lite.webhookEvents, snapshot.webhookEvents);
       insert(lite.webhookDeliveries, snapshot.webhookDeliveries);
       insert(lite.webhookAttempts, snapshot.webhookAttempts);
     },
@@ -156,6 +160,7 @@ const importPostgres = async (store: PostgresStore, snapshot: StoreSnapshot): Pr
     await insert(pg.envVars, snapshot.envVars);
     await insert(pg.webhooks, snapshot.webhooks);
     await insert(pg.webhookPayloads, snapshot.webhookPayloads);
+    await insert(pg.webhookEvents, snapshot.webhookEvents);
     await insert(pg.webhookDeliveries, snapshot.webhookDeliveries);
     await insert(pg.webhookAttempts, snapshot.webhookAttempts);
     // Messages kept their sequence numbers: later ones must follow them.

@@ -35,6 +35,7 @@ export const checkPostgres = async (url = TEST_POSTGRES_URL): Promise<boolean> =
 const TABLES_CHILDREN_FIRST = [
   "webhook_attempts",
   "webhook_deliveries",
+  "webhook_events",
   "webhook_payloads",
   "webhooks",
   "env_vars",

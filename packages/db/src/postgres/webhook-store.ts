@@ -4,6 +4,7 @@ import {
   environments,
   webhookAttempts,
   webhookDeliveries,
+  webhookEvents,
   webhookPayloads,
   webhooks,
 } from "../schema/postgres.ts";
@@ -97,6 +98,12 @@ export const createWebhookStore = ({ db, clock }: PostgresContext): WebhookStore
       await withConstraintErrors("webhook delivery", () =>
         db.transaction((tx) => insertDeliveries(tx, deliveries)),
       );
+    },
+
+    async getEventPayload(eventId) {
+      const select = db.select({ payload: webhookEvents.payload }).from(webhookEvents);
+      const [row] = await select.where(eq(webhookEvents.id, eventId));
+      return row?.payload ?? null;
     },
 
     async getPayload(runId, eventType) {

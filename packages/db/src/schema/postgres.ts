@@ -336,8 +336,24 @@ export const webhookPayloads = pgTable(
 );
 
 /**
- * Durable outbox: one row per (webhook, run event), retried until delivered or failed. Its body
- * is the webhook_payloads row of the same (run_id, event_type).
+ * The body of a prompt event (prompt.version.created, prompt.tag.moved), stored once however many
+ * webhooks receive it; deliveries reference it by event_id.
+ */
+export const webhookEvents = pgTable("webhook_events", {
+  id: uuid("id").primaryKey(),
+  tenantId: uuid("tenant_id")
+    .notNull()
+    .references(() => tenants.id),
+  eventType: text("event_type").$type<WebhookEventType>().notNull(),
+  /** The exact JSON body that is signed and sent. */
+  payload: text("payload").notNull(),
+  createdAt: epochMs("created_at").notNull(),
+});
+
+/**
+ * Durable outbox: one row per (webhook, event), retried until delivered or failed. A run event's
+ * body is the webhook_payloads row of the same (run_id, event_type); a prompt event's (run_id
+ * null) is the webhook_events row of its event_id.
  */
 export const webhookDeliveries = pgTable(
   "webhook_deliveries",
@@ -349,9 +365,10 @@ export const webhookDeliveries = pgTable(
     tenantId: uuid("tenant_id")
       .notNull()
       .references(() => tenants.id),
-    runId: uuid("run_id")
-      .notNull()
-      .references(() => runs.id),
+    /** Null for a prompt event. */
+    runId: uuid("run_id").references(() => runs.id),
+    /** The prompt event delivered; null for a run event. */
+    eventId: uuid("event_id").references(() => webhookEvents.id),
     eventType: text("event_type").$type<WebhookEventType>().notNull(),
     status: text("status").$type<"pending" | "delivered" | "failed">().notNull(),
     attempts: count("attempts").notNull().default(0),
@@ -365,6 +382,7 @@ export const webhookDeliveries = pgTable(
     index("webhook_deliveries_due_idx").on(table.status, table.nextAttemptAt),
     index("webhook_deliveries_tenant_run_idx").on(table.tenantId, table.runId),
     index("webhook_deliveries_webhook_idx").on(table.webhookId),
+    index("webhook_deliveries_event_idx").on(table.eventId),
   ],
 );
 

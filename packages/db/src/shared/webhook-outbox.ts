@@ -9,27 +9,37 @@ export interface WebhookPayloadRow {
   createdAt: Date;
 }
 
+/** A prompt event's body (the webhook_events row). */
+export interface WebhookEventRow {
+  id: string;
+  eventType: WebhookEventType;
+  tenantId: string;
+  payload: string;
+  createdAt: Date;
+}
+
 /**
- * Outbox rows as stored: each run event's body once (the webhook_payloads row), and the
- * deliveries without it; they find it again by (run_id, event_type).
+ * Outbox rows as stored: each run event's body once (the webhook_payloads row, found again by
+ * (run_id, event_type)), each prompt event's body once (the webhook_events row, by event_id), and
+ * the deliveries without it.
  */
 export const splitOutbox = (
   deliveries: WebhookDeliveryRecord[],
-): { payloads: WebhookPayloadRow[]; rows: WebhookDeliveryState[] } => {
+): { payloads: WebhookPayloadRow[]; events: WebhookEventRow[]; rows: WebhookDeliveryState[] } => {
   const payloads = new Map<string, WebhookPayloadRow>();
+  const events = new Map<string, WebhookEventRow>();
   const rows: WebhookDeliveryState[] = [];
   for (const { payload, ...row } of deliveries) {
-    const key = `${row.runId} ${row.eventType}`;
-    if (!payloads.has(key)) {
-      payloads.set(key, {
-        runId: row.runId,
-        eventType: row.eventType,
-        tenantId: row.tenantId,
-        payload,
-        createdAt: row.createdAt,
-      });
+    const { tenantId, eventType, createdAt } = row;
+    if (row.eventId !== null) {
+      if (!events.has(row.eventId))
+        events.set(row.eventId, { id: row.eventId, eventType, tenantId, payload, createdAt });
+    } else if (row.runId !== null) {
+      const key = `${row.runId} ${eventType}`;
+      if (!payloads.has(key))
+        payloads.set(key, { runId: row.runId, eventType, tenantId, payload, createdAt });
     }
     rows.push(row);
   }
-  return { payloads: [...payloads.values()], rows };
+  return { payloads: [...payloads.values()], events: [...events.values()], rows };
 };

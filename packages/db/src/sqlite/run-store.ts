@@ -22,6 +22,7 @@ import {
   runs,
   threads,
   webhookDeliveries,
+  webhookEvents,
   webhookPayloads,
 } from "../schema/sqlite.ts";
 import { pageFrom } from "../shared/cursor.ts";
@@ -144,8 +145,9 @@ export const insertDeliveries = (
   deliveries: WebhookDeliveryRecord[],
 ): void => {
   if (deliveries.length === 0) return;
-  const { payloads, rows } = splitOutbox(deliveries);
-  db.insert(webhookPayloads).values(payloads).onConflictDoNothing().run();
+  const { payloads, events, rows } = splitOutbox(deliveries);
+  if (payloads.length > 0) db.insert(webhookPayloads).values(payloads).onConflictDoNothing().run();
+  if (events.length > 0) db.insert(webhookEvents).values(events).onConflictDoNothing().run();
   db.insert(webhookDeliveries).values(rows).run();
 };
 

@@ -5,6 +5,7 @@ import {
   environments,
   webhookAttempts,
   webhookDeliveries,
+  webhookEvents,
   webhookPayloads,
   webhooks,
 } from "../schema/sqlite.ts";
@@ -107,6 +108,11 @@ export const createWebhookStore = ({ db, clock }: SqliteContext): WebhookStore =
       withConstraintErrors("webhook delivery", () =>
         db.transaction((tx) => insertDeliveries(tx, deliveries), { behavior: "immediate" }),
       );
+    },
+
+    async getEventPayload(eventId) {
+      const select = db.select({ payload: webhookEvents.payload }).from(webhookEvents);
+      return select.where(eq(webhookEvents.id, eventId)).get()?.payload ?? null;
     },
 
     async getPayload(runId, eventType) {

@@ -38,12 +38,13 @@ export function createMemoryWebhookStore(references: MemoryReferences): MemoryWe
     for (const row of rows) {
       if (deliveries.has(row.id)) throw duplicate(`webhook delivery ${row.id}`);
       requireReference(
-        references.run(row.runId) && (webhooks.has(row.webhookId) || deletedIds.has(row.webhookId)),
+        (row.runId === null ? row.eventId !== null : references.run(row.runId)) &&
+          (webhooks.has(row.webhookId) || deletedIds.has(row.webhookId)),
         `webhook delivery ${row.id}`,
       );
     }
     for (const { payload, ...row } of rows) {
-      const key = payloadKey(row.runId, row.eventType);
+      const key = row.eventId !== null ? row.eventId : payloadKey(row.runId ?? "", row.eventType);
       if (!payloads.has(key)) payloads.set(key, payload);
       deliveries.set(row.id, copy(row));
     }
@@ -123,6 +124,9 @@ export function createMemoryWebhookStore(references: MemoryReferences): MemoryWe
         })
         .slice(0, limit)
         .map(copy);
+    },
+    async getEventPayload(eventId) {
+      return payloads.get(eventId) ?? null;
     },
     async getPayload(runId, eventType) {
       return payloads.get(payloadKey(runId, eventType)) ?? null;

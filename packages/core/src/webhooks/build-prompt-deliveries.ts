@@ -1,0 +1,47 @@
+import type {
+  PromptTagMovedData,
+  PromptVersionCreatedData,
+  PromptWebhookEventType,
+} from "@promptrun/contract";
+import type { Clock, Store, WebhookDeliveryRecord } from "../ports.ts";
+
+export type PromptWebhookEvent =
+  | { type: "prompt.version.created"; data: PromptVersionCreatedData }
+  | { type: "prompt.tag.moved"; data: PromptTagMovedData };
+
+/**
+ * The outbox rows for prompt events of a tenant: one per enabled webhook of any of its
+ * environments that names the event in its events (docs/PRODUCT-RULES.md "Environments, env vars
+ * and webhooks"). Each event gets its own id (the deliveries' eventId), its body fixed here.
+ */
+export async function buildPromptDeliveries(
+  dependencies: { store: Pick<Store, "webhooks">; clock: Clock; newId: () => string },
+  tenantId: string,
+  events: PromptWebhookEvent[],
+): Promise<WebhookDeliveryRecord[]> {
+  if (events.length === 0) return [];
+  const { store, clock, newId } = dependencies;
+  const webhooks = (await store.webhooks.list(tenantId)).filter((webhook) => webhook.enabled);
+  const subscribed = (type: PromptWebhookEventType) =>
+    webhooks.filter((webhook) => webhook.tenantId === tenantId && webhook.events.includes(type));
+  const now = clock.now();
+  return events.flatMap((event) => {
+    const receivers = subscribed(event.type);
+    if (receivers.length === 0) return [];
+    const eventId = newId();
+    const payload = JSON.stringify({ type: event.type, timestamp: now.toISOString(), data: event.data });
+    return receivers.map((webhook) => ({
+      id: newId(),
+      webhookId: webhook.id,
+      tenantId,
+      runId: null,
+      eventId,
+      eventType: event.type,
+      payload,
+      status: "pending" as const,
+      attempts: 0,
+      nextAttemptAt: now,
+      createdAt: now,
+    }));
+  });
+}

@@ -44,6 +44,7 @@ export type {
   LeaseRenewal,
   NewRun,
   PromptListPage,
+  PromptOutbox,
   PromptRecord,
   PromptStore,
   PromptVersionRecord,

@@ -333,7 +333,17 @@ export interface TagMoveInput {
   at: Date;
   /** Recorded in the tag history: the API key's prefix, or `cli`. */
   movedBy: string;
+  /** The move's webhook outbox rows, written in its transaction (see PromptOutbox). */
+  outbox?: PromptOutbox<{ version: PromptVersionRecord; previousVersion: number | null }>;
 }
+
+/**
+ * Builds the webhook outbox rows of a prompt write from what the store decided inside the write's
+ * transaction (the version number, created or not); the store writes them in that same
+ * transaction (docs/PRODUCT-RULES.md "Environments, env vars and webhooks"). Synchronous, so the
+ * SQLite store can call it inside its synchronous transaction.
+ */
+export type PromptOutbox<Written> = (written: Written) => WebhookDeliveryRecord[];
 
 /** One move of a tag; `version` null records a delete. */
 export interface TagHistoryRecord {
@@ -365,6 +375,8 @@ export interface PromptStore {
     at: Date;
     /** Who moves the file's tags, for the tag history (default `cli`). */
     movedBy?: string;
+    /** The push's webhook outbox rows, written in its transaction. */
+    outbox?: PromptOutbox<{ version: PromptVersionRecord; created: boolean }>;
   }): Promise<{ version: PromptVersionRecord; created: boolean; tags: string[] }>;
   setTag(
     tenantId: string,
@@ -373,6 +385,8 @@ export interface PromptStore {
     tag: string,
     at: Date,
     movedBy?: string,
+    /** The move's webhook outbox rows, written in its transaction (only when the version exists). */
+    outbox?: PromptOutbox<PromptVersionRecord>,
   ): Promise<PromptVersionRecord | null>;
   /** Compare-and-set in one transaction: the guard is checked against the tag's current version. */
   moveTag(input: TagMoveInput): Promise<TagMoveOutcome>;

@@ -2,12 +2,12 @@ import { type PromptDefinition, type PromptFile, promptFileSchema, tagSchema } f
 import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from "../config.ts";
 import { conflict, invalid, notFound, PromptrunError } from "../errors.ts";
 import { assertKnownModel, type ProviderConfig } from "../models/known-providers.ts";
-import type { Clock, Store, VersionSelector } from "../ports.ts";
+import type { Clock, PromptVersionRecord, Store, VersionSelector } from "../ports.ts";
 import { checkPromptDefinition } from "../prompt-checks/check-prompt-definition.ts";
 import type { PromptService } from "../services.ts";
 import { validateInputs } from "../templating/template.ts";
 import type { PromptWebhookEvent } from "../webhooks/build-prompt-deliveries.ts";
-import { enqueuePromptEvents, tagMoves, tagsBefore } from "../webhooks/prompt-events.ts";
+import { type PromptEventRows, promptEventRows, tagMoves, tagsBefore } from "../webhooks/prompt-events.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { formatValidationError } from "./format-validation-error.ts";
 import { boundedPage, clampPage } from "./page.ts";
@@ -82,11 +82,25 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
     return adding;
   };
 
-  /** Prompt webhook events, enqueued right after their write (see webhooks/prompt-events.ts). */
-  const emit = async (tenantId: string, events: PromptWebhookEvent[]) => {
-    if (events.length === 0) return;
-    await enqueuePromptEvents({ store, clock, newId }, tenantId, events);
-    dependencies.onEnqueue?.();
+  /**
+   * The outbox of one prompt write (see webhooks/prompt-events.ts): the store writes the rows of
+   * `events(written)` in the write's transaction; `wake` then tells the dispatcher, after commit.
+   */
+  const outboxOf = async (tenantId: string) => {
+    const rows: PromptEventRows = await promptEventRows({ store, clock, newId }, tenantId);
+    let written = 0;
+    return {
+      write:
+        <Written>(events: (written: Written) => PromptWebhookEvent[]) =>
+        (result: Written) => {
+          const built = rows(events(result));
+          written += built.length;
+          return built;
+        },
+      wake: () => {
+        if (written > 0) dependencies.onEnqueue?.();
+      },
+    };
   };
 
   const missing = async (tenantId: string, slug: string, selector: VersionSelector) => {
@@ -118,7 +132,7 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
         const adding = await countNewVersions(tenantId, hashed);
         if (adding > 0) versionQuota.assertRoom(await store.prompts.countVersions(tenantId), adding);
         const results = [];
-        const events: PromptWebhookEvent[] = [];
+        const outbox = await outboxOf(tenantId);
         for (const { slug, tags, definition, contentHash } of hashed) {
           const before = tags.length > 0 ? await tagsBefore(store, tenantId, slug) : {};
           const pushed = await store.prompts.pushVersion({
@@ -131,6 +145,17 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
             newVersionId: newId(),
             at: clock.now(),
             movedBy,
+            outbox: outbox.write(({ version, created }) => [
+              ...(created
+                ? [
+                    {
+                      type: "prompt.version.created" as const,
+                      data: { slug, version: version.version, id: version.id },
+                    },
+                  ]
+                : []),
+              ...tagMoves(slug, before, tags, version.version),
+            ]),
           });
           results.push({
             slug,
@@ -139,11 +164,8 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
             tags: pushed.tags,
             created: pushed.created,
           });
-          const { version, id } = pushed.version;
-          if (pushed.created) events.push({ type: "prompt.version.created", data: { slug, version, id } });
-          events.push(...tagMoves(slug, before, tags, version));
         }
-        await emit(tenantId, events);
+        outbox.wake();
         return results;
       });
     },
@@ -154,6 +176,7 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
         throw invalid(`tag '${tag}': ${parsedTag.error.issues[0]?.message ?? "invalid"}`);
       const selector = parseVersionSegment(versionSegment);
       const before = await tagsBefore(store, tenantId, slug);
+      const outbox = await outboxOf(tenantId);
       const version = await store.prompts.setTag(
         tenantId,
         slug,
@@ -161,9 +184,12 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
         parsedTag.data,
         clock.now(),
         movedBy,
+        outbox.write((tagged: PromptVersionRecord) =>
+          tagMoves(slug, before, [parsedTag.data], tagged.version),
+        ),
       );
       if (!version) throw await missing(tenantId, slug, selector);
-      await emit(tenantId, tagMoves(slug, before, [parsedTag.data], version.version));
+      outbox.wake();
       return {
         slug,
         version: version.version,
@@ -176,6 +202,7 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
     async moveTag(tenantId, slug, tag, body, movedBy) {
       const parsedTag = requireTag(tag);
       const request = parseTagRequest(body);
+      const outbox = await outboxOf(tenantId);
       const moved = await store.prompts.moveTag({
         tenantId,
         slug,
@@ -183,14 +210,20 @@ export function createPromptService(dependencies: PromptServiceDependencies): Pr
         ...request,
         at: clock.now(),
         movedBy,
+        outbox: outbox.write(({ version, previousVersion }) =>
+          tagMoves(
+            slug,
+            previousVersion === null ? {} : { [parsedTag]: previousVersion },
+            [parsedTag],
+            version.version,
+          ),
+        ),
       });
       if (moved.outcome === "missing")
         throw await missing(tenantId, slug, { kind: "number", version: request.version });
       if (moved.outcome === "conflict") throw conflict(describeTagConflict(slug, parsedTag, moved.current));
+      outbox.wake();
       const version = moved.version.version;
-      const before: Record<string, number> =
-        moved.previousVersion === null ? {} : { [parsedTag]: moved.previousVersion };
-      await emit(tenantId, tagMoves(slug, before, [parsedTag], version));
       return { slug, tag: parsedTag, version, previousVersion: moved.previousVersion };
     },
 

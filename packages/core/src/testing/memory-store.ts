@@ -41,9 +41,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     run: (id) => runs.has(id),
   };
   const tenants = createMemoryTenantStore(clock);
-  const prompts = createMemoryPromptStore(references);
   const environments = createMemoryEnvironmentStore(references);
   const webhooks = createMemoryWebhookStore(references);
+  const prompts = createMemoryPromptStore(references, {
+    check: webhooks.checkDeliveries,
+    insert: webhooks.insertDeliveries,
+  });
   const runs = createMemoryRunStore(references, webhooks.insertDeliveries);
   let closed = false;
   // Like a closed database handle: every call after close is refused as unavailable.
@@ -65,7 +68,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     prompts: guard(withoutHelpers(prompts, "hasVersion", "modelOf")),
     runs: guard(withoutHelpers(runs, "has")),
     environments: guard(withoutHelpers(environments, "has")),
-    webhooks: guard(withoutHelpers(webhooks, "insertDeliveries", "storedSecret")),
+    webhooks: guard(withoutHelpers(webhooks, "insertDeliveries", "checkDeliveries", "storedSecret")),
     storedWebhookSecret: webhooks.storedSecret,
     async close() {
       closed = true;

@@ -10,38 +10,40 @@ export type PromptWebhookEvent =
   | { type: "prompt.tag.moved"; data: PromptTagMovedData };
 
 /**
- * The outbox rows for prompt events of a tenant: one per enabled webhook of any of its
- * environments that names the event in its events (docs/PRODUCT-RULES.md "Environments, env vars
- * and webhooks"). Each event gets its own id (the deliveries' eventId), its body fixed here.
+ * Reads the tenant's enabled webhooks once and returns a synchronous builder of the outbox rows
+ * for prompt events: one per enabled webhook of any of its environments that names the event in
+ * its events (docs/PRODUCT-RULES.md "Environments, env vars and webhooks"). Each event gets its
+ * own id (the deliveries' eventId), its body fixed when built. The prompt store calls the builder
+ * inside the write's transaction, so the rows commit with the write.
  */
-export async function buildPromptDeliveries(
+export async function promptDeliveryBuilder(
   dependencies: { store: Pick<Store, "webhooks">; clock: Clock; newId: () => string },
   tenantId: string,
-  events: PromptWebhookEvent[],
-): Promise<WebhookDeliveryRecord[]> {
-  if (events.length === 0) return [];
+): Promise<(events: PromptWebhookEvent[]) => WebhookDeliveryRecord[]> {
   const { store, clock, newId } = dependencies;
   const webhooks = (await store.webhooks.list(tenantId)).filter((webhook) => webhook.enabled);
   const subscribed = (type: PromptWebhookEventType) =>
     webhooks.filter((webhook) => webhook.tenantId === tenantId && webhook.events.includes(type));
-  const now = clock.now();
-  return events.flatMap((event) => {
-    const receivers = subscribed(event.type);
-    if (receivers.length === 0) return [];
-    const eventId = newId();
-    const payload = JSON.stringify({ type: event.type, timestamp: now.toISOString(), data: event.data });
-    return receivers.map((webhook) => ({
-      id: newId(),
-      webhookId: webhook.id,
-      tenantId,
-      runId: null,
-      eventId,
-      eventType: event.type,
-      payload,
-      status: "pending" as const,
-      attempts: 0,
-      nextAttemptAt: now,
-      createdAt: now,
-    }));
-  });
+  return (events) => {
+    const now = clock.now();
+    return events.flatMap((event) => {
+      const receivers = subscribed(event.type);
+      if (receivers.length === 0) return [];
+      const eventId = newId();
+      const payload = JSON.stringify({ type: event.type, timestamp: now.toISOString(), data: event.data });
+      return receivers.map((webhook) => ({
+        id: newId(),
+        webhookId: webhook.id,
+        tenantId,
+        runId: null,
+        eventId,
+        eventType: event.type,
+        payload,
+        status: "pending" as const,
+        attempts: 0,
+        nextAttemptAt: now,
+        createdAt: now,
+      }));
+    });
+  };
 }

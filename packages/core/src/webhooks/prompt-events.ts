@@ -1,6 +1,6 @@
-import type { PromptRecord, Store } from "../ports.ts";
+import type { PromptRecord, Store, WebhookDeliveryRecord } from "../ports.ts";
 import type { PromptWebhookEvent } from "./build-prompt-deliveries.ts";
-import { buildPromptDeliveries } from "./build-prompt-deliveries.ts";
+import { promptDeliveryBuilder } from "./build-prompt-deliveries.ts";
 
 /** The tags of `slug` before a write (tag → version number; empty for a new prompt). */
 export const tagsBefore = async (store: Pick<Store, "prompts">, tenantId: string, slug: string) =>
@@ -20,16 +20,15 @@ export const tagMoves = (
       data: { slug, tag, version, previousVersion: before[tag] ?? null },
     }));
 
+/** Prompt events with no receiver add no rows; a write that emits nothing adds none either. */
+export type PromptEventRows = (events: PromptWebhookEvent[]) => WebhookDeliveryRecord[];
+
 /**
- * Writes the outbox rows of prompt events. The prompt store's writes take no outbox, so this runs
- * right after the version/tag write (docs/PRODUCT-RULES.md "Environments, env vars and webhooks"):
- * an event is enqueued once, after its write succeeded.
+ * The builder of a prompt write's outbox rows (docs/PRODUCT-RULES.md "Environments, env vars and
+ * webhooks"): the service hands it to the prompt store, which writes its rows in the write's
+ * transaction, so an event exists exactly when its write committed.
  */
-export const enqueuePromptEvents = async (
+export const promptEventRows = (
   dependencies: { store: Pick<Store, "webhooks">; clock: { now(): Date }; newId: () => string },
   tenantId: string,
-  events: PromptWebhookEvent[],
-): Promise<void> => {
-  const deliveries = await buildPromptDeliveries(dependencies, tenantId, events);
-  if (deliveries.length > 0) await dependencies.store.webhooks.enqueueDeliveries(deliveries);
-};
+): Promise<PromptEventRows> => promptDeliveryBuilder(dependencies, tenantId);

@@ -10,6 +10,7 @@ import type { ConformanceContext } from "./conformance-context.ts";
 import { environmentConformance } from "./environment-conformance.ts";
 import { leaseConformance } from "./lease-conformance.ts";
 import { promptConformance } from "./prompt-conformance.ts";
+import { promptOutboxConformance } from "./prompt-outbox-conformance.ts";
 import { runConformance } from "./run-conformance.ts";
 import { runListConformance } from "./run-list-conformance.ts";
 import { tenantConformance } from "./tenant-conformance.ts";
@@ -54,6 +55,7 @@ export const describeStoreConformance = (name: string, openStore: OpenConformanc
 
     describe("tenants", () => tenantConformance(context));
     describe("prompts", () => promptConformance(context));
+    describe("prompt webhook outbox", () => promptOutboxConformance(context));
     describe("runs", () => runConformance(context));
     describe("run lists and usage", () => runListConformance(context));
     describe("environments", () => environmentConformance(context));

@@ -21,6 +21,7 @@ import { historyColumns, historyCondition, historyPage } from "../shared/tag-his
 import type { PostgresContext, PostgresQueryable } from "./postgres-context.ts";
 import { withConstraintErrors } from "./postgres-errors.ts";
 import { createReadCache } from "./read-cache.ts";
+import { insertDeliveries } from "./run-store.ts";
 
 /** Resolved versions remembered at once. */
 const MAX_CACHED_VERSIONS = 10_000;
@@ -241,6 +242,7 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
           }
           for (const tag of new Set(input.tags))
             await pointTag(tx, version, tag, input.at, input.movedBy ?? "cli");
+          await insertDeliveries(tx, input.outbox?.({ version, created }) ?? []);
           return { version, created, tags: await tagsOfVersion(tx, version.id) };
         }),
       );
@@ -248,18 +250,29 @@ export const createPromptStore = ({ db, changes, cacheTtlMs }: PostgresContext):
       return pushed;
     },
 
-    async setTag(tenantId, slug, selector, tag, at, movedBy = "cli") {
-      const version = await db.transaction(async (tx) => {
-        const found = await resolve(tx, tenantId, slug, selector);
-        if (found) await pointTag(tx, found, tag, at, movedBy);
-        return found;
-      });
+    async setTag(tenantId, slug, selector, tag, at, movedBy = "cli", outbox = undefined) {
+      const version = await withConstraintErrors("webhook delivery", () =>
+        db.transaction(async (tx) => {
+          const found = await resolve(tx, tenantId, slug, selector);
+          if (found) {
+            await pointTag(tx, found, tag, at, movedBy);
+            await insertDeliveries(tx, outbox?.(found) ?? []);
+          }
+          return found;
+        }),
+      );
       if (version) await changes.announce();
       return version;
     },
 
     async moveTag(input) {
-      const moved = await db.transaction((tx) => moveTagIn(tx, input));
+      const moved = await withConstraintErrors("webhook delivery", () =>
+        db.transaction(async (tx) => {
+          const outcome = await moveTagIn(tx, input);
+          if (outcome.outcome === "moved") await insertDeliveries(tx, input.outbox?.(outcome) ?? []);
+          return outcome;
+        }),
+      );
       if (moved.outcome === "moved") await changes.announce();
       return moved;
     },

@@ -19,6 +19,7 @@ import {
   versionSelectorCondition,
 } from "../shared/prompt-columns.ts";
 import { historyColumns, historyCondition, historyPage } from "../shared/tag-history.ts";
+import { insertDeliveries } from "./run-store.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
 import { withConstraintErrors } from "./sqlite-errors.ts";
 
@@ -284,6 +285,7 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
             }
             for (const tag of new Set(input.tags))
               pointTag(tx, version, tag, input.at, input.movedBy ?? "cli");
+            insertDeliveries(tx, input.outbox?.({ version, created }) ?? []);
             return { version, created, tags: tagsOfVersion(tx, version.id) };
           },
           { behavior: "immediate" },
@@ -291,21 +293,35 @@ export const createPromptStore = ({ db, raw, dataVersion }: SqliteContext): Prom
       );
     },
 
-    async setTag(tenantId, slug, selector, tag, at, movedBy = "cli") {
+    async setTag(tenantId, slug, selector, tag, at, movedBy = "cli", outbox = undefined) {
       resolved.clear();
-      return db.transaction(
-        (tx) => {
-          const version = resolve(tx, tenantId, slug, selector);
-          if (version) pointTag(tx, version, tag, at, movedBy);
-          return version;
-        },
-        { behavior: "immediate" },
+      return withConstraintErrors("webhook delivery", () =>
+        db.transaction(
+          (tx) => {
+            const version = resolve(tx, tenantId, slug, selector);
+            if (version) {
+              pointTag(tx, version, tag, at, movedBy);
+              insertDeliveries(tx, outbox?.(version) ?? []);
+            }
+            return version;
+          },
+          { behavior: "immediate" },
+        ),
       );
     },
 
     async moveTag(input) {
       resolved.clear();
-      return db.transaction((tx) => moveTagIn(tx, input), { behavior: "immediate" });
+      return withConstraintErrors("webhook delivery", () =>
+        db.transaction(
+          (tx) => {
+            const moved = moveTagIn(tx, input);
+            if (moved.outcome === "moved") insertDeliveries(tx, input.outbox?.(moved) ?? []);
+            return moved;
+          },
+          { behavior: "immediate" },
+        ),
+      );
     },
 
     async deleteTag(tenantId, slug, tag, at, movedBy) {

@@ -5,6 +5,7 @@ import type {
   PromptVersionRecord,
   TagHistoryRecord,
   VersionSelector,
+  WebhookDeliveryRecord,
 } from "../../ports.ts";
 import { copy, decodeCursor, isNumber, isString, paginate } from "./paging.ts";
 import { type MemoryReferences, requireReference } from "./references.ts";
@@ -25,7 +26,16 @@ const matchesListPage = (prompt: PromptRecord, page: PromptListPage): boolean =>
   );
 };
 
-export function createMemoryPromptStore(references: MemoryReferences): MemoryPromptStore {
+/** The webhook outbox of the memory store: `check` throws what `insert` would, writing nothing. */
+export interface MemoryOutbox {
+  check(rows: WebhookDeliveryRecord[]): void;
+  insert(rows: WebhookDeliveryRecord[]): void;
+}
+
+export function createMemoryPromptStore(
+  references: MemoryReferences,
+  outbox: MemoryOutbox,
+): MemoryPromptStore {
   /** key: `${tenantId}/${slug}` */
   const prompts = new Map<string, PromptRecord>();
   const versions = new Map<string, PromptVersionRecord>();
@@ -88,54 +98,58 @@ export function createMemoryPromptStore(references: MemoryReferences): MemoryPro
   return {
     hasVersion: (id) => versions.has(id),
     modelOf: (id) => versions.get(id)?.definition.model ?? null,
+    // Checks the outbox rows before changing anything: a push is all or nothing, like a transaction.
     async pushVersion(input) {
       requireReference(references.tenant(input.tenantId), `prompt ${input.slug}`);
       const key = promptKey(input.tenantId, input.slug);
-      let prompt = prompts.get(key);
-      if (!prompt) {
-        prompt = {
-          id: input.newPromptId,
-          tenantId: input.tenantId,
-          slug: input.slug,
-          latestVersion: 0,
-          description: null,
-          tags: {},
-          createdAt: input.at,
-          updatedAt: input.at,
-        };
-        prompts.set(key, prompt);
-      }
-      const latest = find(prompt, { kind: "latest" });
-      let version: PromptVersionRecord;
-      let created = false;
-      if (latest && latest.contentHash === input.contentHash) {
-        version = latest;
-      } else {
-        version = {
-          id: input.newVersionId,
-          promptId: prompt.id,
-          tenantId: input.tenantId,
-          slug: input.slug,
-          version: prompt.latestVersion + 1,
-          definition: copy(input.definition),
-          contentHash: input.contentHash,
-          createdAt: input.at,
-        };
+      const existing = prompts.get(key);
+      const prompt: PromptRecord = existing ?? {
+        id: input.newPromptId,
+        tenantId: input.tenantId,
+        slug: input.slug,
+        latestVersion: 0,
+        description: null,
+        tags: {},
+        createdAt: input.at,
+        updatedAt: input.at,
+      };
+      const latest = existing ? find(existing, { kind: "latest" }) : undefined;
+      const created = latest?.contentHash !== input.contentHash;
+      const version: PromptVersionRecord =
+        latest && !created
+          ? latest
+          : {
+              id: input.newVersionId,
+              promptId: prompt.id,
+              tenantId: input.tenantId,
+              slug: input.slug,
+              version: prompt.latestVersion + 1,
+              definition: copy(input.definition),
+              contentHash: input.contentHash,
+              createdAt: input.at,
+            };
+      const rows = input.outbox?.({ version: copy(version), created }) ?? [];
+      outbox.check(rows);
+      if (!existing) prompts.set(key, prompt);
+      if (created) {
         versions.set(version.id, version);
         prompt.latestVersion = version.version;
         prompt.description = input.definition.description ?? null;
         prompt.updatedAt = input.at;
-        created = true;
       }
       for (const tag of input.tags) moveTagOf(prompt, tag, version.version, input.at, input.movedBy ?? "cli");
+      outbox.insert(rows);
       return { version: copy(version), created, tags: tagsOf(version) };
     },
-    async setTag(tenantId, slug, selector, tag, at, movedBy = "cli") {
+    async setTag(tenantId, slug, selector, tag, at, movedBy = "cli", write = undefined) {
       const prompt = prompts.get(promptKey(tenantId, slug));
       const version = prompt ? find(prompt, selector) : undefined;
       if (!prompt || !version) return null;
+      const rows = write?.(copy(version)) ?? [];
+      outbox.check(rows);
       moveTagOf(prompt, tag, version.version, at, movedBy);
       prompt.updatedAt = at;
+      outbox.insert(rows);
       return copy(version);
     },
     async moveTag(input) {
@@ -145,8 +159,11 @@ export function createMemoryPromptStore(references: MemoryReferences): MemoryPro
       const current = prompt.tags[input.tag] ?? null;
       if (input.expectedVersion !== undefined && input.expectedVersion !== current)
         return { outcome: "conflict", current };
+      const rows = input.outbox?.({ version: copy(version), previousVersion: current }) ?? [];
+      outbox.check(rows);
       moveTagOf(prompt, input.tag, version.version, input.at, input.movedBy);
       prompt.updatedAt = input.at;
+      outbox.insert(rows);
       return { outcome: "moved", version: copy(version), previousVersion: current };
     },
     async deleteTag(tenantId, slug, tag, at, movedBy) {

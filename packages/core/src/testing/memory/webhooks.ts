@@ -14,6 +14,8 @@ const byCreatedAt = <T extends { createdAt: Date; id: string }>(a: T, b: T) =>
 export interface MemoryWebhookStore extends WebhookStore {
   /** Synchronous insert, so the run store can write the outbox in the same "transaction". */
   insertDeliveries(deliveries: WebhookDeliveryRecord[]): void;
+  /** Throws what insertDeliveries would throw, writing nothing (a prompt write checks first). */
+  checkDeliveries(deliveries: WebhookDeliveryRecord[]): void;
   /** The encrypted secret as stored, deleted rows included ("" once deleted; null: no such row). */
   storedSecret(id: string): string | null;
 }
@@ -34,7 +36,8 @@ export function createMemoryWebhookStore(references: MemoryReferences): MemoryWe
     return lease === undefined || lease.until.getTime() <= now.getTime();
   };
 
-  const insertDeliveries = (rows: WebhookDeliveryRecord[]) => {
+  /** Throws what inserting `rows` would throw (the SQL stores' keys), writing nothing. */
+  const checkDeliveries = (rows: WebhookDeliveryRecord[]) => {
     for (const row of rows) {
       if (deliveries.has(row.id)) throw duplicate(`webhook delivery ${row.id}`);
       requireReference(
@@ -43,6 +46,10 @@ export function createMemoryWebhookStore(references: MemoryReferences): MemoryWe
         `webhook delivery ${row.id}`,
       );
     }
+  };
+
+  const insertDeliveries = (rows: WebhookDeliveryRecord[]) => {
+    checkDeliveries(rows);
     for (const { payload, ...row } of rows) {
       const key = row.eventId !== null ? row.eventId : payloadKey(row.runId ?? "", row.eventType);
       if (!payloads.has(key)) payloads.set(key, payload);
@@ -51,6 +58,7 @@ export function createMemoryWebhookStore(references: MemoryReferences): MemoryWe
   };
 
   return {
+    checkDeliveries,
     insertDeliveries,
     storedSecret(id) {
       if (deletedIds.has(id)) return "";

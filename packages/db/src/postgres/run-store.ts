@@ -6,7 +6,7 @@ import {
   type RunStore,
   type WebhookDeliveryRecord,
 } from "@promptrun/core";
-import { and, asc, count, desc, eq, getTableColumns, gt, gte, inArray, lte, or, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, gte, inArray, lte, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import {
   idempotencyKeys,
@@ -27,7 +27,7 @@ import {
   leaseRenewalFrom,
   runListCondition,
 } from "../shared/run-rules.ts";
-import { afterSeqOf, importRows, toStoredMessage } from "../shared/thread-messages.ts";
+import { importRows, threadPageCondition, toStoredMessage } from "../shared/thread-messages.ts";
 import { toUsageRow, type UsageSqlRow } from "../shared/usage-rows.ts";
 import { splitOutbox } from "../shared/webhook-outbox.ts";
 import { listClaimableIds } from "./claimable-runs.ts";
@@ -238,14 +238,7 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
       const rows = await db
         .select(messageColumns)
         .from(messages)
-        .where(
-          and(
-            eq(messages.tenantId, tenantId),
-            eq(messages.threadId, threadId),
-            eq(messages.channel, channel),
-            gt(messages.seq, afterSeqOf(page.cursor)),
-          ),
-        )
+        .where(threadPageCondition(messages, tenantId, threadId, channel, page.cursor))
         .orderBy(asc(messages.seq))
         .limit(page.limit + 1);
       const { items, nextCursor } = pageFrom(rows, page.limit, (row) => [row.seq]);

@@ -12,7 +12,7 @@ import {
   type RunStore,
   type WebhookDeliveryRecord,
 } from "@promptrun/core";
-import { and, asc, count, eq, getTableColumns, gt, gte, inArray, lte, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, getTableColumns, gte, inArray, lte, or, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { alias } from "drizzle-orm/sqlite-core";
 import { recordColumns } from "../schema/record-columns.ts";
@@ -27,7 +27,7 @@ import {
 } from "../schema/sqlite.ts";
 import { pageFrom } from "../shared/cursor.ts";
 import { channelHeadCondition, leaseRenewalFrom, runListCondition } from "../shared/run-rules.ts";
-import { afterSeqOf, importRows, toStoredMessage } from "../shared/thread-messages.ts";
+import { importRows, threadPageCondition, toStoredMessage } from "../shared/thread-messages.ts";
 import { toUsageRow, type UsageSqlRow } from "../shared/usage-rows.ts";
 import { splitOutbox } from "../shared/webhook-outbox.ts";
 import type { GroupCommit } from "./group-commit.ts";
@@ -360,14 +360,7 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
       const rows = db
         .select(messageColumns)
         .from(messages)
-        .where(
-          and(
-            eq(messages.tenantId, tenantId),
-            eq(messages.threadId, threadId),
-            eq(messages.channel, channel),
-            gt(messages.seq, afterSeqOf(page.cursor)),
-          ),
-        )
+        .where(threadPageCondition(messages, tenantId, threadId, channel, page.cursor))
         .orderBy(asc(messages.seq))
         .limit(page.limit + 1)
         .all();

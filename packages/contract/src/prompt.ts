@@ -116,6 +116,70 @@ export const providerOptionsSchema = refusingProtoKey(
 );
 export type ProviderOptions = z.infer<typeof providerOptionsSchema>;
 
+/** A tool name: what the model calls it by (also an MCP tool's own name). */
+export const toolNameSchema = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "must be 1 to 64 letters, digits, _ or -");
+
+/** Templated header values (`{{env.NAME}}`, `{{args.NAME}}`, declared inputs). */
+const toolHeadersSchema = refusingProtoKey(
+  z.record(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be an HTTP header name"), z.string()),
+);
+
+/** Executed by the caller: the run pauses in `requires_action` (docs/TOOLS.md). */
+export const functionToolSchema = z.strictObject({
+  type: z.literal("function"),
+  name: toolNameSchema,
+  description: z.string().optional(),
+  parameters: jsonSchemaDocumentSchema,
+});
+
+/** Executed by the server: one templated HTTP request, its response body is the tool's output. */
+export const httpToolSchema = z.strictObject({
+  type: z.literal("http"),
+  name: toolNameSchema,
+  description: z.string().optional(),
+  parameters: jsonSchemaDocumentSchema,
+  request: z.strictObject({
+    method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]).default("GET"),
+    url: z.string().min(1),
+    headers: toolHeadersSchema.optional(),
+    /** A templated body (JSON text or any text); absent for POST/PUT/PATCH: the arguments as JSON. */
+    body: z.string().optional(),
+  }),
+  /** Seconds before the request is abandoned (a tool error the model sees). Default 30. */
+  timeoutSeconds: z.number().int().min(1).max(300).optional(),
+});
+
+/** The tools of a remote MCP server (Streamable HTTP), executed by the server. */
+export const mcpToolSchema = z.strictObject({
+  type: z.literal("mcp"),
+  server: z.strictObject({ url: z.string().min(1), headers: toolHeadersSchema.optional() }),
+  /** Only these of the server's tools are offered to the model; absent: all of them. */
+  allowedTools: z.array(toolNameSchema).min(1).optional(),
+  timeoutSeconds: z.number().int().min(1).max(300).optional(),
+});
+
+export const toolSchema = z.discriminatedUnion("type", [functionToolSchema, httpToolSchema, mcpToolSchema]);
+export type ToolDefinition = z.infer<typeof toolSchema>;
+export type FunctionToolDefinition = z.infer<typeof functionToolSchema>;
+export type HttpToolDefinition = z.infer<typeof httpToolSchema>;
+export type McpToolDefinition = z.infer<typeof mcpToolSchema>;
+
+/** `toolChoice`: auto | none | required | {name}. */
+export const toolChoiceSchema = z.union([
+  z.enum(["auto", "none", "required"]),
+  z.strictObject({ name: toolNameSchema }),
+]);
+export type ToolChoice = z.infer<typeof toolChoiceSchema>;
+
+/** Model calls a run may make (`maxSteps`); default when the prompt says nothing. */
+export const DEFAULT_MAX_STEPS = 8;
+export const MAX_MAX_STEPS = 32;
+/** How long a paused run waits for the caller's tool outputs by default (seconds). */
+export const DEFAULT_TOOL_TIMEOUT_SECONDS = 600;
+/** At most 7 days. */
+export const MAX_TOOL_TIMEOUT_SECONDS = 7 * 24 * 3600;
+export const MAX_TOOLS_PER_PROMPT = 128;
+
 /** `provider:model`, e.g. `openai:gpt-4o-mini`, `anthropic:claude-sonnet-4-5`, `dev:echo`, `ollama:llama3.2`. */
 export const modelRefSchema = z
   .string()
@@ -155,6 +219,10 @@ export const promptFileSchema = z.strictObject({
   output: outputSpecSchema.optional(),
   memory: memorySpecSchema.optional(),
   providerOptions: providerOptionsSchema.optional(),
+  tools: z.array(toolSchema).max(MAX_TOOLS_PER_PROMPT).optional(),
+  toolChoice: toolChoiceSchema.optional(),
+  maxSteps: z.number().int().min(1).max(MAX_MAX_STEPS).optional(),
+  toolTimeoutSeconds: z.number().int().min(1).max(MAX_TOOL_TIMEOUT_SECONDS).optional(),
   tags: z.array(tagSchema).default([]),
 });
 export type PromptFile = z.infer<typeof promptFileSchema>;
@@ -174,6 +242,10 @@ export const promptVersionSchema = z.object({
   output: outputSpecSchema.nullable(),
   memory: memorySpecSchema.nullable(),
   providerOptions: providerOptionsSchema.nullable(),
+  tools: z.array(toolSchema),
+  toolChoice: toolChoiceSchema.nullable(),
+  maxSteps: z.number().int().nullable(),
+  toolTimeoutSeconds: z.number().int().nullable(),
   description: z.string().nullable(),
   tags: z.array(z.string()),
   createdAt: z.iso.datetime(),

@@ -201,6 +201,72 @@ export const runMemorySchema = z
   });
 export type RunMemory = z.infer<typeof runMemorySchema>;
 
+/** One tool call a model asked for; `arguments` is a JSON object (`{}` when the model sent none or garbage). */
+export const toolCallSchema = z
+  .object({ id: z.string(), name: z.string(), arguments: z.record(z.string(), z.unknown()) })
+  .meta({ id: "ToolCall" });
+export type ToolCall = z.infer<typeof toolCallSchema>;
+
+export const toolResultSchema = z
+  .object({
+    toolCallId: z.string(),
+    name: z.string(),
+    output: z.unknown().meta({ description: "A string or any JSON value; cut to 64 KB (`…[truncated]`)." }),
+    isError: z.boolean(),
+    executedBy: z.enum(["server", "client"]),
+  })
+  .meta({ id: "ToolResult" });
+export type ToolResult = z.infer<typeof toolResultSchema>;
+
+/** One model call of a run (docs/TOOLS.md). */
+export const runStepSchema = z
+  .object({
+    index: z.number().int().nonnegative(),
+    model: z.string(),
+    text: z.string(),
+    toolCalls: z.array(toolCallSchema),
+    toolResults: z.array(toolResultSchema),
+    finishReason: finishReasonSchema.nullable(),
+    usage: tokenUsageSchema,
+    cost: costSchema.meta({ description: "This step's successful attempt under success, its failed attempts under retries." }),
+    startedAt: z.iso.datetime(),
+    finishedAt: z.iso.datetime(),
+  })
+  .meta({ id: "RunStep" });
+export type RunStep = z.infer<typeof runStepSchema>;
+
+export const requiredActionSchema = z
+  .object({
+    type: z.literal("submit_tool_outputs"),
+    toolCalls: z.array(toolCallSchema),
+    expiresAt: z.iso.datetime(),
+  })
+  .meta({ id: "RequiredAction" });
+export type RequiredAction = z.infer<typeof requiredActionSchema>;
+
+/** UTF-8 bytes of one submitted tool output (its JSON when not a string). */
+export const TOOL_OUTPUT_MAX_BYTES = 256 * 1024;
+/** A tool result is kept (and sent to the model) up to this many bytes. */
+export const TOOL_RESULT_KEPT_BYTES = 64 * 1024;
+/** Tool calls one step may ask for (a model asking for more fails the run). */
+export const MAX_TOOL_CALLS_PER_STEP = 64;
+
+/** POST /api/v1/promptruns/{id}/tool-outputs. */
+export const submitToolOutputsRequestSchema = z
+  .strictObject({
+    toolOutputs: z
+      .array(
+        z.strictObject({
+          toolCallId: z.string().min(1).max(200),
+          output: z.unknown().meta({ description: "A string or any JSON value, at most 256 KB." }),
+        }),
+      )
+      .min(1)
+      .max(MAX_TOOL_CALLS_PER_STEP),
+  })
+  .meta({ id: "SubmitToolOutputsRequest" });
+export type SubmitToolOutputsRequest = z.infer<typeof submitToolOutputsRequestSchema>;
+
 /** The REST contract's PromptRun plus documented extension fields (docs/PRODUCT-RULES.md "Runs"). */
 export const promptRunSchema = z
   .object({
@@ -231,7 +297,13 @@ export const promptRunSchema = z
     }),
     phase: runPhaseSchema.nullable().meta({
       description:
-        "While pending: queued until an attempt starts, then running (requires_action is reserved for tools). Null once ended.",
+        "While pending: queued until an attempt starts, running while executing, requires_action while waiting for the caller's tool outputs. Null once ended.",
+    }),
+    requiredAction: requiredActionSchema.nullable().meta({
+      description: "The client tool calls the run waits for while its phase is requires_action, else null.",
+    }),
+    steps: z.array(runStepSchema).meta({
+      description: "One entry per model call that answered, in order ([] before the first one).",
     }),
     memory: runMemorySchema.nullable().meta({
       description:

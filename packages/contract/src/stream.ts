@@ -1,6 +1,14 @@
 import { z } from "zod";
 import { uuidSchema } from "./ids.ts";
-import { costSchema, finishReasonSchema, promptRefSchema, runMemorySchema, tokenUsageSchema } from "./run.ts";
+import {
+  costSchema,
+  finishReasonSchema,
+  promptRefSchema,
+  requiredActionSchema,
+  runMemorySchema,
+  toolCallSchema,
+  tokenUsageSchema,
+} from "./run.ts";
 
 export const streamTokenResponseSchema = z
   .object({
@@ -54,6 +62,24 @@ export const runFailedEventSchema = z.object({
   cost: costSchema.nullable(),
   finishedAt: z.iso.datetime(),
 });
+/** A model call of the run starts (`step` counts from 0). */
+export const runStepEventSchema = z.object({ runId: uuidSchema, step: z.number().int().nonnegative() });
+/** The model asked for a tool (sent once its step has been stored). */
+export const runToolCallEventSchema = z.object({
+  runId: uuidSchema,
+  step: z.number().int().nonnegative(),
+  toolCall: toolCallSchema,
+});
+/** A tool call has its result (the output itself is in the run's steps). */
+export const runToolResultEventSchema = z.object({
+  runId: uuidSchema,
+  step: z.number().int().nonnegative(),
+  toolCallId: z.string(),
+  name: z.string(),
+  isError: z.boolean(),
+});
+/** The run paused for the caller's tool outputs. */
+export const runRequiresActionEventSchema = z.object({ runId: uuidSchema, requiredAction: requiredActionSchema });
 /** Sent when Last-Event-ID is older than the replay buffer: the client must resynchronise. */
 export const resetEventSchema = z.object({ thread: uuidSchema, reason: z.string() });
 /**
@@ -69,6 +95,10 @@ export const threadEventSchemas = {
   "run.token": runTokenEventSchema,
   "run.completed": runCompletedEventSchema,
   "run.failed": runFailedEventSchema,
+  "run.step": runStepEventSchema,
+  "run.tool_call": runToolCallEventSchema,
+  "run.tool_result": runToolResultEventSchema,
+  "run.requires_action": runRequiresActionEventSchema,
 } as const;
 
 /** Run events published inside a thread (what the engine emits). */
@@ -76,7 +106,11 @@ export type ThreadEvent =
   | { type: "run.started"; data: z.infer<typeof runStartedEventSchema> }
   | { type: "run.token"; data: z.infer<typeof runTokenEventSchema> }
   | { type: "run.completed"; data: z.infer<typeof runCompletedEventSchema> }
-  | { type: "run.failed"; data: z.infer<typeof runFailedEventSchema> };
+  | { type: "run.failed"; data: z.infer<typeof runFailedEventSchema> }
+  | { type: "run.step"; data: z.infer<typeof runStepEventSchema> }
+  | { type: "run.tool_call"; data: z.infer<typeof runToolCallEventSchema> }
+  | { type: "run.tool_result"; data: z.infer<typeof runToolResultEventSchema> }
+  | { type: "run.requires_action"; data: z.infer<typeof runRequiresActionEventSchema> };
 export type ThreadEventType = ThreadEvent["type"];
 
 /** Everything a stream subscriber can receive. */
@@ -98,6 +132,10 @@ export const streamEventTypes = [
   "run.token",
   "run.completed",
   "run.failed",
+  "run.step",
+  "run.tool_call",
+  "run.tool_result",
+  "run.requires_action",
 ] as const;
 
 const streamEventDataSchemas: Record<StreamEventType, z.ZodType> = {

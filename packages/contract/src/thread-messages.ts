@@ -3,6 +3,31 @@ import { channelSchema, uuidSchema } from "./ids.ts";
 import { pageRequestSchema } from "./pagination.ts";
 import { contentPartSchema } from "./prompt.ts";
 
+/** An assistant's tool call as thread memory keeps it. */
+export const toolCallPartSchema = z.object({
+  type: z.literal("tool-call"),
+  toolCallId: z.string(),
+  name: z.string(),
+  arguments: z.record(z.string(), z.unknown()),
+});
+/** A tool's result as thread memory keeps it (a message of role `tool`). */
+export const toolResultPartSchema = z.object({
+  type: z.literal("tool-result"),
+  toolCallId: z.string(),
+  name: z.string(),
+  output: z.unknown(),
+  isError: z.boolean(),
+});
+/** Parts of a stored message: content parts, and the tool exchange of a run that called tools. */
+export const memoryPartSchema = z.discriminatedUnion("type", [
+  ...contentPartSchema.options,
+  toolCallPartSchema,
+  toolResultPartSchema,
+]);
+export type ToolCallPart = z.infer<typeof toolCallPartSchema>;
+export type ToolResultPart = z.infer<typeof toolResultPartSchema>;
+export type MemoryPart = z.infer<typeof memoryPartSchema>;
+
 /** Messages one import may carry (docs/PRODUCT-RULES.md "Thread memory"). */
 export const THREAD_IMPORT_MAX_MESSAGES = 1_000;
 /** UTF-8 bytes of one imported message's content: 256 KiB. */
@@ -21,11 +46,11 @@ export const threadMemoryMessageSchema = z.object({
   /** The run that wrote it; null for an imported message. */
   runId: uuidSchema.nullable(),
   channel: z.string(),
-  role: z.enum(["user", "assistant"]),
+  role: z.enum(["user", "assistant", "tool"]),
   /** The text (of a message of parts: its text parts, joined). */
   content: z.string(),
-  /** The content parts, when the message was more than text. */
-  parts: z.array(contentPartSchema).optional(),
+  /** The parts, when the message was more than text (images, files, tool calls, tool results). */
+  parts: z.array(memoryPartSchema).optional(),
   /** The caller's id of an imported message, when it gave one. */
   externalId: z.string().optional(),
   createdAt: z.iso.datetime(),

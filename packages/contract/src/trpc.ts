@@ -3,7 +3,7 @@ import { environmentNameSchema, slugSchema, tagSchema, uuidSchema } from "./ids.
 import { refusingProtoKey } from "./own-keys.ts";
 import { pageRequestSchema } from "./pagination.ts";
 import { promptFileSchema } from "./prompt.ts";
-import { createRunRequestSchema, idempotencyKeySchema } from "./run.ts";
+import { createRunRequestSchema, idempotencyKeySchema, submitToolOutputsRequestSchema } from "./run.ts";
 import { runListFiltersSchema } from "./run-list.ts";
 import { webhookEventTypeSchema } from "./webhook.ts";
 
@@ -30,6 +30,11 @@ export const runCreateInputSchema = createRunRequestSchema.extend({
   idempotencyKey: idempotencyKeySchema.optional(),
 });
 export const runGetInputSchema = z.object({ id: uuidSchema });
+/** tRPC run.submitToolOutputs: the run beside the REST body. */
+export const runSubmitToolOutputsInputSchema = submitToolOutputsRequestSchema.extend({
+  id: uuidSchema,
+  idempotencyKey: idempotencyKeySchema.optional(),
+});
 /** The REST list's filters and page; `slug` is kept as another name of `prompt`. */
 export const runListInputSchema = pageRequestSchema.extend({
   ...runListFiltersSchema.shape,
@@ -39,7 +44,7 @@ export const runListInputSchema = pageRequestSchema.extend({
 /** Messages are paged oldest first: `limit` (1–200, default 50) and the `nextCursor` of the last page. */
 export const threadGetInputSchema = pageRequestSchema.extend({ id: uuidSchema });
 export const threadMessageSchema = z.object({
-  role: z.enum(["user", "assistant"]),
+  role: z.enum(["user", "assistant", "tool"]),
   content: z.string(),
   /** null for an imported message (docs/PRODUCT-RULES.md "Thread memory"). */
   runId: uuidSchema.nullable(),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { promptRunSchema } from "./run.ts";
 
-export const runWebhookEventTypeSchema = z.enum(["run.completed", "run.failed"]);
+export const runWebhookEventTypeSchema = z.enum(["run.completed", "run.failed", "run.requires_action"]);
 export const promptWebhookEventTypeSchema = z.enum(["prompt.version.created", "prompt.tag.moved"]);
 export const webhookEventTypeSchema = z.enum([
   ...runWebhookEventTypeSchema.options,

@@ -91,6 +91,15 @@ export interface PromptrunConfig {
   };
   /** How much of a channel's history a run loads as memory (newest whole exchanges). */
   memory: MemoryBound;
+  /** Server-executed tools (http, mcp) and paused runs (docs/TOOLS.md). */
+  tools: {
+    /** One server tool call (an http request, an MCP call or listing), unless the tool sets its own. */
+    timeoutMs: number;
+    /** Bytes of an http tool's (or MCP server's) response read; the model gets at most 64 KB of it. */
+    maxResponseBytes: number;
+    /** How often expired pauses are looked for (each instance; the end is a compare-and-set). */
+    pauseSweepMs: number;
+  };
   /** Seconds after which a queued run gains one priority class (aging). */
   agingSeconds: number;
   idempotencyTtlSeconds: number;
@@ -134,6 +143,7 @@ export const defaultConfig = (
     maxResponseLineBytes: 1024 * 1024,
   },
   memory: DEFAULT_MEMORY_BOUND,
+  tools: { timeoutMs: 30_000, maxResponseBytes: 1024 * 1024, pauseSweepMs: 1_000 },
   agingSeconds: 30,
   idempotencyTtlSeconds: 86_400,
   ...overrides,

@@ -8,7 +8,12 @@ export interface RunEngine {
   stop(options?: { graceMs?: number }): Promise<void>;
   /** Called after a run is durably committed. `envVars` are the run's plaintext overrides (kept in memory only). */
   enqueue(run: RunRecord, envVars?: Record<string, string>): void;
-  /** Aborts a queued or executing run; resolves true if this call ended it. */
+  /**
+   * A paused run was resumed in the store (its tool outputs are in its steps): it executes again,
+   * first in its channel. Called after the store's resume committed.
+   */
+  resume(run: RunRecord): void;
+  /** Aborts a queued, executing or paused run; resolves true if this call ended it. */
   cancel(runId: string): Promise<boolean>;
   stats(): { queued: Record<"onsite" | "normal" | "low", number>; executing: number };
 }

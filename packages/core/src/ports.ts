@@ -5,15 +5,17 @@
  * inside one transaction each.
  */
 import type {
-  ContentPart,
   Cost,
   FinishReason,
   Metadata,
   Page,
+  MemoryPart,
   Priority,
   PromptDefinition,
+  RequiredAction,
   RunMemory,
   RunStatus,
+  RunStep,
   ThreadEvent,
   TokenUsage,
   WebhookEventType,
@@ -124,6 +126,22 @@ export interface RunRecord {
   finishReason: FinishReason | null;
   /** History the run carried and dropped; null until the run has read its memory. */
   memoryWindow: RunMemory | null;
+  /** Model calls that answered so far, in order (docs/TOOLS.md); [] before the first. */
+  steps: RunStepRecord[];
+  /** Set while the run waits for the caller's tool outputs (phase requires_action). */
+  pause: RunPause | null;
+}
+
+/** A step as stored: the contract's RunStep and how many run.token events it sent (the index goes on across steps). */
+export interface RunStepRecord extends RunStep {
+  tokens: number;
+}
+
+/** A run paused for client tool outputs. `step` (the asking step's index) identifies this pause. */
+export interface RunPause {
+  step: number;
+  requiredAction: RequiredAction;
+  expiresAt: Date;
 }
 
 export type NewRun = Omit<
@@ -139,14 +157,20 @@ export type NewRun = Omit<
   | "outputJson"
   | "finishReason"
   | "memoryWindow"
+  | "steps"
+  | "pause"
 >;
 
 export interface MemoryMessage {
-  role: "user" | "assistant";
+  /** `tool`: the results of an assistant's tool calls (parts of type tool-result). */
+  role: "user" | "assistant" | "tool";
   /** The message's text (for a message of parts: its text parts, joined). */
   content: string;
-  /** The content parts when the message was more than text (images, files); absent otherwise. */
-  parts?: ContentPart[] | undefined;
+  /**
+   * The parts when the message was more than text (images, files, an assistant's tool calls, a
+   * tool message's results); absent otherwise.
+   */
+  parts?: MemoryPart[] | undefined;
 }
 
 /** A message given to a thread's import (POST /threads/{thread}/messages). */
@@ -186,6 +210,8 @@ export interface RunCompletion {
   memory: MemoryMessage[];
   /** Webhook outbox rows written in the same transaction (durable, at-least-once). */
   deliveries: WebhookDeliveryRecord[];
+  /** Every step of the run (replaces what saveSteps stored). */
+  steps: RunStepRecord[];
 }
 
 export interface RunFailure {
@@ -196,6 +222,20 @@ export interface RunFailure {
   cost: Cost | null;
   finishedAt: Date;
   deliveries: WebhookDeliveryRecord[];
+  /** The run's steps when known (absent: what is stored is kept). */
+  steps?: RunStepRecord[] | undefined;
+  /**
+   * Set: fail only a run still paused at this step (a pause that expired), so that a resume
+   * and an expiry never both win. Absent: any pending run.
+   */
+  pausedStep?: number | undefined;
+}
+
+/** A pause as it ends: the steps with the caller's outputs filled in. */
+export interface RunResumption {
+  /** The pause being answered (RunPause.step): a pause answered already, or another one, is not resumed. */
+  step: number;
+  steps: RunStepRecord[];
 }
 
 /** Narrows a run list; every field optional, combined with AND (docs/PRODUCT-RULES.md "Listing runs"). */
@@ -206,7 +246,7 @@ export interface RunListFilter {
   /** The prompt version number (meaningful with `slug`). */
   version?: number;
   status?: RunStatus;
-  /** queued = pending and not started; running = pending and started; requires_action matches nothing yet. */
+  /** queued = pending, not started; running = pending, started, not paused; requires_action = paused. */
   phase?: "queued" | "running" | "requires_action";
   environment?: string;
   /** Each key's value must equal the string, or be an array containing it. */
@@ -448,8 +488,36 @@ export interface RunStore {
   markStarted(id: string, at: Date, attempts: number): Promise<void>;
   /** pending → completed, and the memory rows, in one transaction. false if it had already ended. */
   complete(id: string, completion: RunCompletion): Promise<boolean>;
-  /** pending → failed. false if it had already ended. */
+  /** pending → failed. false if it had already ended (or, with pausedStep, is no longer paused there). */
   fail(id: string, failure: RunFailure): Promise<boolean>;
+  /**
+   * Stores the steps of a pending run (after a model call, after its server tools ran), so a
+   * restart never sends a finished step to the model again. false if the run has ended.
+   */
+  saveSteps(id: string, steps: RunStepRecord[]): Promise<boolean>;
+  /**
+   * Pending and not paused → paused, in one transaction: the steps, the pause, the lease freed
+   * (a paused run holds no slot) and the webhook outbox rows (run.requires_action). false if the
+   * run has ended or is paused already.
+   */
+  pause(
+    id: string,
+    paused: { steps: RunStepRecord[]; pause: RunPause; deliveries: WebhookDeliveryRecord[] },
+  ): Promise<boolean>;
+  /**
+   * Paused at `resumption.step` → runnable (pause cleared, steps with the caller's outputs), and
+   * the idempotency record when given, in one transaction. false when the run is not paused at
+   * that step (ended, answered already, or paused again later). Rejects with
+   * PromptrunError("conflict") when the idempotency key was taken meanwhile (as create).
+   */
+  resume(
+    id: string,
+    resumption: RunResumption,
+    idempotency?: IdempotencyRecord,
+    options?: { idempotencyExpiredBefore?: Date },
+  ): Promise<boolean>;
+  /** Paused runs whose pause expired at or before `now`, earliest expiry first (served by an index). */
+  listExpiredPauses(now: Date, limit: number): Promise<RunRecord[]>;
   /**
    * Completed exchanges of (tenant, thread, channel), oldest first: the newest whole exchanges
    * within the bound (default DEFAULT_MEMORY_BOUND), read through the messages index, and how
@@ -489,8 +557,9 @@ export interface RunStore {
    * Leases a run to `owner` until `leaseUntil`, atomically. Succeeds only if the run is pending,
    * its lease is free, expired (≤ now) or already `owner`'s, no earlier pending run exists in the
    * same (tenant, thread, channel) (strict channel order across instances; see
-   * `ignoreChannelOrder`), and, with `tenantLimit`, fewer than that many other runs of the tenant
-   * hold a live lease (per-tenant concurrency across instances).
+   * `ignoreChannelOrder`), it is not paused (unless `ignoreChannelOrder`), and, with
+   * `tenantLimit`, fewer than that many other runs of the tenant hold a live lease (per-tenant
+   * concurrency across instances).
    */
   claim(id: string, owner: string, leaseUntil: Date, now: Date, options?: RunClaimOptions): Promise<boolean>;
   /**
@@ -501,7 +570,7 @@ export interface RunStore {
   /** Frees `owner`'s lease of a run (stopped here without ending); no-op when not held. */
   releaseLease(id: string, owner: string): Promise<void>;
   /**
-   * Runs another instance may claim now: pending, lease free or expired (≤ now), heads of their
+   * Runs another instance may claim now: pending, not paused, lease free or expired (≤ now), heads of their
    * channel (no earlier pending run in the same tenant, thread and channel). Oldest first within
    * each priority class, at most `limit` of each class; served by indexes whatever the backlog.
    * With `tenantLimit`, runs of tenants already holding that many live leases are left out.
@@ -517,7 +586,7 @@ export interface RunStore {
 export interface RunClaimOptions {
   /** Most runs of the tenant holding a live lease at once, this one included. */
   tenantLimit?: number;
-  /** Claim even when an earlier run of the channel is pending: only to end a run being cancelled. */
+  /** Claim even when an earlier run of the channel is pending, or the run is paused: only to end a run being cancelled. */
   ignoreChannelOrder?: boolean;
 }
 

@@ -14,4 +14,6 @@ export const pendingRunRecord = (run: NewRun): RunRecord => ({
   outputJson: null,
   finishReason: null,
   memoryWindow: null,
+  steps: [],
+  pause: null,
 });

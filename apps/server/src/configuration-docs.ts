@@ -131,6 +131,12 @@ const rows: ConfigurationRow[] = [
       "bytes of one provider response (per attempt), and of one line of it (an SSE line, or a body without newlines); past either the run fails (not retried)",
   },
   {
+    variables: ["PROMPTRUN_TOOL_TIMEOUT_MS", "PROMPTRUN_TOOL_MAX_RESPONSE_BYTES"],
+    notes: { PROMPTRUN_TOOL_MAX_RESPONSE_BYTES: "1 MiB" },
+    meaning:
+      "one `http` or `mcp` tool call (unless the tool sets `timeoutSeconds`), and the bytes of its response read; past either the model gets a tool error (see [docs/TOOLS.md](docs/TOOLS.md))",
+  },
+  {
     variables: ["PROMPTRUN_ALLOW_PRIVATE_URLS"],
     meaning: "allow tenant-supplied URLs on private ranges",
   },

@@ -129,6 +129,8 @@ export const environmentDefaults = {
   PROMPTRUN_PING_INTERVAL_MS: String(defaultApiConfig.pingIntervalMs),
   PROMPTRUN_MAX_BODY_BYTES: String(defaultApiConfig.maxBodyBytes),
   PROMPTRUN_REPLAY_BUFFER_SECONDS: String(engineDefaults.replayBufferSeconds),
+  PROMPTRUN_TOOL_TIMEOUT_MS: String(engineDefaults.tools.timeoutMs),
+  PROMPTRUN_TOOL_MAX_RESPONSE_BYTES: String(engineDefaults.tools.maxResponseBytes),
   PROMPTRUN_MAX_ATTEMPTS: String(engineDefaults.run.maxAttempts),
   PROMPTRUN_RETRY_BASE_MS: String(engineDefaults.run.backoffBaseMs),
   PROMPTRUN_SEED_DEMO: "true",
@@ -179,6 +181,10 @@ export const environmentSchema = z.object({
     .max(1_073_741_824)
     .prefault(byDefault.PROMPTRUN_MAX_BODY_BYTES),
   PROMPTRUN_REPLAY_BUFFER_SECONDS: positiveInt.prefault(byDefault.PROMPTRUN_REPLAY_BUFFER_SECONDS),
+  PROMPTRUN_TOOL_TIMEOUT_MS: positiveInt.max(600_000).prefault(byDefault.PROMPTRUN_TOOL_TIMEOUT_MS),
+  PROMPTRUN_TOOL_MAX_RESPONSE_BYTES: positiveInt
+    .max(64 * 1024 * 1024)
+    .prefault(byDefault.PROMPTRUN_TOOL_MAX_RESPONSE_BYTES),
   PROMPTRUN_MAX_ATTEMPTS: positiveInt.max(20).prefault(byDefault.PROMPTRUN_MAX_ATTEMPTS),
   PROMPTRUN_RETRY_BASE_MS: positiveInt.prefault(byDefault.PROMPTRUN_RETRY_BASE_MS),
   PROMPTRUN_MAX_PENDING_RUNS: positiveInt.prefault(byDefault.PROMPTRUN_MAX_PENDING_RUNS),
@@ -318,6 +324,11 @@ export function parseEnvironment(environment: Record<string, string | undefined>
       },
       priceOverrides: env.PROMPTRUN_PRICES ?? engineDefaults.priceOverrides,
       replayBufferSeconds: env.PROMPTRUN_REPLAY_BUFFER_SECONDS,
+      tools: {
+        ...engineDefaults.tools,
+        timeoutMs: env.PROMPTRUN_TOOL_TIMEOUT_MS,
+        maxResponseBytes: env.PROMPTRUN_TOOL_MAX_RESPONSE_BYTES,
+      },
       run: {
         ...engineDefaults.run,
         maxAttempts: env.PROMPTRUN_MAX_ATTEMPTS,

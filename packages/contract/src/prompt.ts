@@ -117,7 +117,9 @@ export const providerOptionsSchema = refusingProtoKey(
 export type ProviderOptions = z.infer<typeof providerOptionsSchema>;
 
 /** A tool name: what the model calls it by (also an MCP tool's own name). */
-export const toolNameSchema = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "must be 1 to 64 letters, digits, _ or -");
+export const toolNameSchema = z
+  .string()
+  .regex(/^[a-zA-Z0-9_-]{1,64}$/, "must be 1 to 64 letters, digits, _ or -");
 
 /** Templated header values (`{{env.NAME}}`, `{{args.NAME}}`, declared inputs). */
 const toolHeadersSchema = refusingProtoKey(

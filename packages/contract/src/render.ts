@@ -1,13 +1,8 @@
 import { z } from "zod";
 import { slugSchema } from "./ids.ts";
-import {
-  modelRefSchema,
-  outputSpecSchema,
-  promptMessageSchema,
-  promptParamsSchema,
-  providerOptionsSchema,
-} from "./prompt.ts";
+import { modelRefSchema, outputSpecSchema, promptParamsSchema, providerOptionsSchema } from "./prompt.ts";
 import { createRunRequestSchema, runMemorySchema } from "./run.ts";
+import { chatMessageSchema } from "./thread-messages.ts";
 
 /**
  * Body of `POST /api/v1/prompts/{slug}/{version}/render`: the create-run fields that change what
@@ -28,7 +23,7 @@ export const renderedPromptSchema = z
   .object({
     model: modelRefSchema.meta({ description: "The version's `provider:model`." }),
     params: promptParamsSchema.meta({ description: "The version's params, as the run passes them." }),
-    messages: z.array(promptMessageSchema).meta({
+    messages: z.array(chatMessageSchema).meta({
       description:
         "In send order: the prompt's system messages, the thread's memory window, then the rendered user/assistant messages. Every `{{env.NAME}}` shows as `[env:NAME]`.",
     }),

@@ -228,7 +228,9 @@ export const runStepSchema = z
     toolResults: z.array(toolResultSchema),
     finishReason: finishReasonSchema.nullable(),
     usage: tokenUsageSchema,
-    cost: costSchema.meta({ description: "This step's successful attempt under success, its failed attempts under retries." }),
+    cost: costSchema.meta({
+      description: "This step's successful attempt under success, its failed attempts under retries.",
+    }),
     startedAt: z.iso.datetime(),
     finishedAt: z.iso.datetime(),
   })

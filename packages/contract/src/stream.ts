@@ -6,8 +6,8 @@ import {
   promptRefSchema,
   requiredActionSchema,
   runMemorySchema,
-  toolCallSchema,
   tokenUsageSchema,
+  toolCallSchema,
 } from "./run.ts";
 
 export const streamTokenResponseSchema = z
@@ -79,7 +79,10 @@ export const runToolResultEventSchema = z.object({
   isError: z.boolean(),
 });
 /** The run paused for the caller's tool outputs. */
-export const runRequiresActionEventSchema = z.object({ runId: uuidSchema, requiredAction: requiredActionSchema });
+export const runRequiresActionEventSchema = z.object({
+  runId: uuidSchema,
+  requiredAction: requiredActionSchema,
+});
 /** Sent when Last-Event-ID is older than the replay buffer: the client must resynchronise. */
 export const resetEventSchema = z.object({ thread: uuidSchema, reason: z.string() });
 /**

@@ -28,6 +28,16 @@ export type ToolCallPart = z.infer<typeof toolCallPartSchema>;
 export type ToolResultPart = z.infer<typeof toolResultPartSchema>;
 export type MemoryPart = z.infer<typeof memoryPartSchema>;
 
+/**
+ * A message as a model receives it: a prompt's message, a history row, or a step of a tool run
+ * (an assistant's tool calls, a `tool` message of results).
+ */
+export const chatMessageSchema = z.object({
+  role: z.enum(["system", "user", "assistant", "tool"]),
+  content: z.union([z.string(), z.array(memoryPartSchema)]),
+});
+export type ChatMessage = z.infer<typeof chatMessageSchema>;
+
 /** Messages one import may carry (docs/PRODUCT-RULES.md "Thread memory"). */
 export const THREAD_IMPORT_MAX_MESSAGES = 1_000;
 /** UTF-8 bytes of one imported message's content: 256 KiB. */

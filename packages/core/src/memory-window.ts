@@ -6,7 +6,7 @@
  * the window with `memoryWindowOf`, reads the contents from there on, and counts the channel's
  * messages (one indexed count) only when the sizes it read were not all of them.
  */
-import type { MemorySpec, PromptDefinition, PromptMessage } from "@promptrun/contract";
+import type { ChatMessage, MemorySpec, PromptDefinition, PromptMessage } from "@promptrun/contract";
 import { parseModelRef } from "./models/model-ref.ts";
 import type { MemoryMessage, RunRecord, RunStore, ThreadMemory } from "./ports.ts";
 
@@ -37,11 +37,15 @@ export interface MemoryRowSize {
 /** The token estimate of a text: one token per 4 UTF-8 bytes, rounded up. */
 export const tokensOfBytes = (bytes: number): number => Math.ceil(bytes / 4);
 
-/** Estimated tokens of a prompt message: its text (the text parts of a message of parts). */
-export function estimateMessageTokens(message: Pick<PromptMessage, "content">): number {
+/** Estimated tokens of a message: its text, and the JSON of its tool calls and results. */
+export function estimateMessageTokens(message: Pick<ChatMessage, "content">): number {
   if (typeof message.content === "string") return tokensOfBytes(Buffer.byteLength(message.content));
   let bytes = 0;
-  for (const part of message.content) if (part.type === "text") bytes += Buffer.byteLength(part.text);
+  for (const part of message.content) {
+    if (part.type === "text") bytes += Buffer.byteLength(part.text);
+    else if (part.type === "tool-call") bytes += Buffer.byteLength(JSON.stringify(part.arguments));
+    else if (part.type === "tool-result") bytes += Buffer.byteLength(JSON.stringify(part.output) ?? "");
+  }
   return tokensOfBytes(bytes);
 }
 
@@ -144,7 +148,7 @@ export function runMemoryBound(
 }
 
 /** The text of a message's content: the string, or its text parts joined by newlines. */
-export const textOfContent = (content: PromptMessage["content"]): string =>
+export const textOfContent = (content: ChatMessage["content"]): string =>
   typeof content === "string"
     ? content
     : content
@@ -159,7 +163,7 @@ export const memoryMessageOf = (message: PromptMessage & { role: "user" | "assis
     : { role: message.role, content: textOfContent(message.content), parts: message.content };
 
 /** A memory row as the model gets it again: its parts when it has them, else its text. */
-export const promptMessageOfMemory = (message: MemoryMessage): PromptMessage => ({
+export const promptMessageOfMemory = (message: MemoryMessage): ChatMessage => ({
   role: message.role,
   content: message.parts && message.parts.length > 0 ? message.parts : message.content,
 });

@@ -7,9 +7,9 @@
 import type {
   Cost,
   FinishReason,
+  MemoryPart,
   Metadata,
   Page,
-  MemoryPart,
   Priority,
   PromptDefinition,
   RequiredAction,
@@ -132,9 +132,13 @@ export interface RunRecord {
   pause: RunPause | null;
 }
 
-/** A step as stored: the contract's RunStep and how many run.token events it sent (the index goes on across steps). */
+/**
+ * A step as stored: the contract's RunStep, how many run.token events it sent (the index goes on
+ * across steps) and how many provider attempts it took. The last two are internal (not presented).
+ */
 export interface RunStepRecord extends RunStep {
   tokens: number;
+  attempts: number;
 }
 
 /** A run paused for client tool outputs. `step` (the asking step's index) identifies this pause. */

@@ -7,6 +7,7 @@ import type { EngineMetrics } from "../services.ts";
 import type { EngineCluster } from "./cluster-coordinator.ts";
 import { wireEngineCluster } from "./engine-cluster-wiring.ts";
 import { createLocalQueue } from "./local-queue.ts";
+import { startPauseExpiry } from "./pause-expiry.ts";
 import { createRunCancellation } from "./run-cancellation.ts";
 import type { RunExecutorDeps } from "./run-executor.ts";
 import { createRunLauncher } from "./run-launcher.ts";
@@ -28,6 +29,8 @@ export interface EngineDeps {
   logError?: (message: string, error: unknown) => void;
   /** Backoff jitter in [0, 1); default Math.random. */
   random?: () => number;
+  /** Transport for http and mcp tools (tests point it anywhere; the private-range guard applies on top). */
+  toolFetch?: typeof fetch;
   /**
    * Set when several instances share the store: runs are then leased before they execute (see
    * cluster-coordinator.ts), discovered by polling instead of loaded once at start, and cancels
@@ -53,6 +56,7 @@ export function createEngine(deps: EngineDeps): RunEngine {
   const { config, store } = deps;
   const logError = deps.logError ?? (() => {});
   let state: "idle" | "running" | "stopped" = "idle";
+  let stopPauseExpiry: (() => void) | null = null;
 
   // The parts refer to each other through late-bound closures: none is called before all exist.
   const coordinator = deps.cluster
@@ -78,12 +82,21 @@ export function createEngine(deps: EngineDeps): RunEngine {
     store,
     coordinator,
     logError,
-    onFinished: (runId) => {
-      queue.finish(runId);
+    onFinished: (runId, outcome) => {
+      // With a cluster the store's claim keeps the paused run's channel waiting; here the queue does.
+      if (outcome?.kind === "paused" && !coordinator) queue.pause(runId);
+      else queue.finish(runId);
       pump();
     },
   });
   const cancel = createRunCancellation({ ending: deps, queue, launcher, coordinator });
+
+  /** A paused run no longer holds its channel (it ended, or continues and is added again). */
+  const releasePaused = (runId: string) => {
+    queue.unpause(runId);
+    pump();
+    coordinator?.announceWork();
+  };
 
   const pump = () => {
     if (state === "running") {
@@ -104,6 +117,12 @@ export function createEngine(deps: EngineDeps): RunEngine {
   return {
     async start() {
       if (state === "running") return;
+      stopPauseExpiry = startPauseExpiry({
+        ending: deps,
+        config,
+        onExpired: (run) => releasePaused(run.id),
+        logError,
+      });
       if (coordinator) {
         state = "running";
         coordinator.start();
@@ -119,6 +138,7 @@ export function createEngine(deps: EngineDeps): RunEngine {
     async stop(options) {
       if (state === "stopped") return;
       state = "stopped";
+      stopPauseExpiry?.();
       coordinator?.stop();
       queue.clear();
       await launcher.drain(options?.graceMs ?? DEFAULT_STOP_GRACE_MS);
@@ -132,7 +152,20 @@ export function createEngine(deps: EngineDeps): RunEngine {
       if (queue.isQueued(run.id)) coordinator?.announceWork();
     },
 
-    cancel,
+    resume(run) {
+      if (state === "stopped") return;
+      queue.unpause(run.id);
+      queue.add(run);
+      pump();
+      if (queue.isQueued(run.id)) coordinator?.announceWork();
+    },
+
+    async cancel(runId) {
+      const ended = await cancel(runId);
+      // A paused run is failed through the store; its channel is then free here.
+      if (ended) releasePaused(runId);
+      return ended;
+    },
 
     stats() {
       return queue.stats();
@@ -152,5 +185,6 @@ function executorDepsOf(deps: EngineDeps): RunExecutorDeps {
     buildWebhookDeliveries: deps.buildWebhookDeliveries,
     metrics: deps.metrics,
     random: deps.random ?? Math.random,
+    toolFetch: deps.toolFetch,
   };
 }

@@ -46,14 +46,20 @@ export function createLocalQueue(options: LocalQueueOptions) {
 
   const add = (run: RunRecord, envVars?: Record<string, string>) => {
     if (run.status !== "pending" || options.isExecuting(run.id)) return;
-    const added = scheduler.enqueue({
+    const scheduled = {
       runId: run.id,
       tenantId: run.tenantId,
       threadId: run.threadId,
       channel: run.channel,
       priority: run.priority,
       enqueuedAt: run.createdAt.getTime(),
-    });
+    };
+    // A paused run waits for its tool outputs: it holds its channel, not a slot.
+    if (run.pause) {
+      scheduler.holdPaused(scheduled);
+      return;
+    }
+    const added = scheduler.enqueue(scheduled);
     if (!added) return;
     queuedRuns.set(run.id, run);
     if (envVars) envVarsByRun.set(run.id, envVars);
@@ -78,6 +84,12 @@ export function createLocalQueue(options: LocalQueueOptions) {
 
     /** A launched run has ended here: its slot is free. */
     finish: (runId: string) => scheduler.finish(runId),
+
+    /** A launched run paused for tool outputs: its slot is free, its channel waits for it. */
+    pause: (runId: string) => scheduler.pause(runId),
+
+    /** A paused run continues or has ended: its channel is free of it (a continuing run is added again). */
+    unpause: (runId: string) => scheduler.unpause(runId),
 
     /** Takes a queued run out (cancel); null when it was not queued. */
     remove(runId: string): RunRecord | null {

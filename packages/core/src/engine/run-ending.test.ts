@@ -53,6 +53,7 @@ describe("endRunCompleted", () => {
       cost: buildCost(zeroCostBlock(), zeroCostBlock()),
       startedAt,
       attempts: 2,
+      steps: [],
       memory: [
         { role: "user" as const, content: "hello there" },
         { role: "assistant" as const, content: "hi" },

@@ -8,6 +8,7 @@ import type {
   Clock,
   MemoryMessage,
   RunRecord,
+  RunStepRecord,
   Store,
   ThreadEventBus,
   WebhookDeliveryRecord,
@@ -55,6 +56,8 @@ export interface CompletedEnding {
   memory: MemoryMessage[];
   /** Metrics label of the run's model. */
   modelLabel: string;
+  /** Every model call of the run (docs/TOOLS.md "Steps"). */
+  steps: RunStepRecord[];
 }
 
 export interface FailedEnding {
@@ -70,6 +73,12 @@ export interface FailedEnding {
   attempts?: number;
   /** Metrics label of the run's model; without one (a run cancelled before it executed) no metric. */
   modelLabel?: string;
+  /** The run's steps when the executor knows them (absent: the stored ones stay). */
+  steps?: RunStepRecord[];
+  /** Fail only a run still paused at this step (an expired pause; see RunFailure.pausedStep). */
+  pausedStep?: number;
+  /** The cost when the caller computed it (every step and the failed attempts); else from retryBlocks. */
+  cost?: Cost;
 }
 
 /** Ends a run as completed. false: it had already ended (the store's compare-and-set lost). */
@@ -97,6 +106,8 @@ export async function endRunCompleted(
     finishedAt,
     attempts: ending.attempts,
     encryptedEnvVars: null,
+    steps: ending.steps,
+    pause: null,
   };
   const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
   const ended = await deps.store.runs.complete(run.id, {
@@ -109,6 +120,7 @@ export async function endRunCompleted(
     finishedAt,
     memory: ending.memory,
     deliveries,
+    steps: ending.steps,
   });
   if (!ended) return false;
   deps.events.publish(run.tenantId, run.threadId, {
@@ -137,10 +149,12 @@ export async function endRunFailed(
   const error = truncateErrorMessage(ending.error);
   const finishedAt = deps.clock.now();
   const retryBlocks = ending.retryBlocks ?? [];
-  const cost: Cost = buildCost(
-    zeroCostBlock(retryBlocks.every((block) => block.priced !== false)),
-    sumCostBlocks(retryBlocks),
-  );
+  const cost: Cost =
+    ending.cost ??
+    buildCost(
+      zeroCostBlock(retryBlocks.every((block) => block.priced !== false)),
+      sumCostBlocks(retryBlocks),
+    );
   const finalRun: RunRecord = {
     ...run,
     status: "failed",
@@ -155,6 +169,8 @@ export async function endRunFailed(
     finishedAt,
     attempts: ending.attempts ?? run.attempts,
     encryptedEnvVars: null,
+    steps: ending.steps ?? run.steps,
+    pause: null,
   };
   const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
   const ended = await deps.store.runs.fail(run.id, {
@@ -164,6 +180,8 @@ export async function endRunFailed(
     deliveries,
     finishReason: ending.finishReason ?? null,
     memoryWindow: finalRun.memoryWindow,
+    ...(ending.steps ? { steps: ending.steps } : {}),
+    ...(ending.pausedStep !== undefined ? { pausedStep: ending.pausedStep } : {}),
   });
   if (!ended) return false;
   deps.events.publish(run.tenantId, run.threadId, {

@@ -21,7 +21,7 @@ export interface RunLauncherOptions {
   coordinator: ClusterCoordinator | null;
   logError(message: string, error: unknown): void;
   /** An execution is over (whatever its outcome): free its slot, launch what is next. */
-  onFinished(runId: string): void;
+  onFinished(runId: string, outcome: LaunchOutcome): void;
 }
 
 /** Starts runs and tracks them while they execute: abort for cancel or shutdown, wait for the end. */
@@ -70,13 +70,14 @@ export function createRunLauncher(options: RunLauncherOptions) {
       const runId = launchable.run.id;
       const controller = new AbortController();
       const done = execute(launchable, controller.signal)
-        .catch((error: unknown) => {
+        .catch((error: unknown): LaunchOutcome => {
           logError(`run ${runId} stopped on an unexpected error; it stays pending`, error);
           return null;
         })
-        .finally(() => {
+        .then((outcome) => {
           executions.delete(runId);
-          options.onFinished(runId);
+          options.onFinished(runId, outcome);
+          return outcome;
         });
       executions.set(runId, { controller, cancelRequested: false, done });
     },

@@ -56,6 +56,11 @@ interface ChannelState {
   last: QueueNode | null;
   /** The run of this channel that is executing (the channel's next waits for it to end). */
   executing: string | null;
+  /**
+   * The run of this channel paused for tool outputs: it holds no slot, but the channel's next
+   * waits for it to continue and end (docs/TOOLS.md "Paused runs").
+   */
+  paused: string | null;
 }
 
 interface TenantState extends HeapItem {
@@ -100,6 +105,7 @@ const channelBefore = (a: QueueNode, b: QueueNode): boolean =>
 export class RunScheduler {
   private readonly queued = new Map<string, QueueNode>();
   private readonly executing = new Map<string, ChannelState>();
+  private readonly paused = new Map<string, ChannelState>();
   private readonly channels = new Map<string, ChannelState>();
   private readonly tenants = new Map<string, TenantState>();
   /** Tenants with a ready head and a free tenant slot, keyed by their best head. */
@@ -118,9 +124,10 @@ export class RunScheduler {
       options.reservedSlots ?? reservedSlotsFor(options.concurrency, options.tenantConcurrency);
   }
 
-  /** Adds a run; false when it is already queued or executing. */
+  /** Adds a run; false when it is already queued, executing or paused. */
   enqueue(run: ScheduledRun): boolean {
-    if (this.queued.has(run.runId) || this.executing.has(run.runId)) return false;
+    if (this.queued.has(run.runId) || this.executing.has(run.runId) || this.paused.has(run.runId))
+      return false;
     const channel = this.channelOf(run);
     const node: QueueNode = {
       heapIndex: outsideHeap(),
@@ -160,14 +167,60 @@ export class RunScheduler {
 
   /** Releases the slots of a run that ended (or was stopped); its channel's next becomes ready. */
   finish(runId: string): void {
-    const channel = this.executing.get(runId);
+    const channel = this.releaseSlots(runId);
     if (!channel) return;
+    if (channel.first && channel.paused === null) channel.tenant.ready.push(channel.first);
+    this.refreshTenant(channel.tenant);
+    this.forgetIfEmpty(channel);
+  }
+
+  /** An executing run paused for tool outputs: its slots are free, its channel stays blocked. */
+  pause(runId: string): void {
+    const channel = this.releaseSlots(runId);
+    if (!channel) return;
+    channel.paused = runId;
+    this.paused.set(runId, channel);
+    this.refreshTenant(channel.tenant);
+  }
+
+  /** A paused run known at start (recovery): its channel waits for it. False when it is known already. */
+  holdPaused(run: ScheduledRun): boolean {
+    if (this.queued.has(run.runId) || this.executing.has(run.runId) || this.paused.has(run.runId))
+      return false;
+    const channel = this.channelOf(run);
+    const previousHead = channel.first;
+    channel.paused = run.runId;
+    this.paused.set(run.runId, channel);
+    if (previousHead) channel.tenant.ready.remove(previousHead);
+    this.refreshTenant(channel.tenant);
+    return true;
+  }
+
+  /**
+   * A paused run continues (its tool outputs came) or has ended (expired, cancelled): its
+   * channel is no longer held by it. A continuing run is enqueued again right after.
+   */
+  unpause(runId: string): void {
+    const channel = this.paused.get(runId);
+    if (!channel) return;
+    this.paused.delete(runId);
+    channel.paused = null;
+    if (channel.executing === null && channel.first) channel.tenant.ready.update(channel.first);
+    this.refreshTenant(channel.tenant);
+    this.forgetIfEmpty(channel);
+  }
+
+  isPaused(runId: string): boolean {
+    return this.paused.has(runId);
+  }
+
+  private releaseSlots(runId: string): ChannelState | null {
+    const channel = this.executing.get(runId);
+    if (!channel) return null;
     this.executing.delete(runId);
     channel.executing = null;
     channel.tenant.executing--;
-    if (channel.first) channel.tenant.ready.push(channel.first);
-    this.refreshTenant(channel.tenant);
-    this.forgetIfEmpty(channel);
+    return channel;
   }
 
   /** Drops a queued (not executing) run; true if it was queued. */
@@ -221,7 +274,7 @@ export class RunScheduler {
         this.tenants.set(run.tenantId, tenant);
       }
       tenant.channels++;
-      channel = { key, tenant, first: null, last: null, executing: null };
+      channel = { key, tenant, first: null, last: null, executing: null, paused: null };
       this.channels.set(key, channel);
     }
     return channel;
@@ -252,7 +305,8 @@ export class RunScheduler {
   private headChanged(channel: ChannelState, oldHead: QueueNode | null): void {
     const tenant = channel.tenant;
     if (oldHead) tenant.ready.remove(oldHead);
-    if (channel.executing === null && channel.first) tenant.ready.update(channel.first);
+    if (channel.executing === null && channel.paused === null && channel.first)
+      tenant.ready.update(channel.first);
     this.refreshTenant(tenant);
   }
 
@@ -266,7 +320,7 @@ export class RunScheduler {
   }
 
   private forgetIfEmpty(channel: ChannelState): void {
-    if (channel.first || channel.executing !== null) return;
+    if (channel.first || channel.executing !== null || channel.paused !== null) return;
     this.channels.delete(channel.key);
     const tenant = channel.tenant;
     tenant.channels--;

@@ -1,13 +1,27 @@
 import type {
+  JSONSchema7,
+  JSONValue,
   LanguageModelV4,
   LanguageModelV4CallOptions,
   LanguageModelV4FilePart,
+  LanguageModelV4FunctionTool,
   LanguageModelV4Message,
   LanguageModelV4StreamPart,
   LanguageModelV4TextPart,
+  LanguageModelV4ToolCallPart,
+  LanguageModelV4ToolChoice,
+  LanguageModelV4ToolResultOutput,
   LanguageModelV4Usage,
 } from "@ai-sdk/provider";
-import type { OutputSpec, PromptMessage, PromptParams, ProviderOptions } from "@promptrun/contract";
+import type {
+  ChatMessage,
+  MemoryPart,
+  OutputSpec,
+  PromptParams,
+  ProviderOptions,
+  ToolChoice,
+  ToolResultPart,
+} from "@promptrun/contract";
 import { invalid } from "../errors.ts";
 import { textOfContent } from "../memory-window.ts";
 import { assertModelTakesPromptFields, promptCallOptions } from "./call-options.ts";
@@ -27,10 +41,22 @@ export interface AttemptObservation {
   finishReason: string | null;
   /** First error part the provider streamed, if any. */
   streamError: unknown;
+  /** The tool calls the model asked for, in order; `input` is the JSON text the model sent. */
+  toolCalls: Array<{ id: string; name: string; input: string }>;
+}
+
+/** A tool the model is offered (core/src/tools). */
+export interface ModelTool {
+  name: string;
+  description?: string | undefined;
+  parameters: Record<string, unknown>;
 }
 
 export interface StreamModelTextOptions {
-  messages: PromptMessage[];
+  messages: ChatMessage[];
+  /** Offered tools (none: the call carries no tools). */
+  tools?: readonly ModelTool[] | undefined;
+  toolChoice?: ToolChoice | undefined;
   params: PromptParams;
   signal: AbortSignal;
   /** Called once the response headers arrived and on every provider part (idle watchdog). */
@@ -76,29 +102,66 @@ const webUrlOf = (source: string, kind: "image" | "file"): URL => {
   );
 };
 
-const toProviderParts = (
-  content: PromptMessage["content"],
-): Array<LanguageModelV4TextPart | LanguageModelV4FilePart> => {
+type ProviderContentPart = LanguageModelV4TextPart | LanguageModelV4FilePart | LanguageModelV4ToolCallPart;
+
+/** A tool result as the provider takes it: text or JSON, marked as an error when it is one. */
+const toolResultOutput = (part: ToolResultPart): LanguageModelV4ToolResultOutput => {
+  if (typeof part.output === "string")
+    return { type: part.isError ? "error-text" : "text", value: part.output };
+  return { type: part.isError ? "error-json" : "json", value: (part.output ?? null) as JSONValue };
+};
+
+const toProviderParts = (content: ChatMessage["content"]): ProviderContentPart[] => {
   if (typeof content === "string") return [{ type: "text", text: content }];
-  return content.map((part): LanguageModelV4TextPart | LanguageModelV4FilePart => {
-    if (part.type === "text") return { type: "text", text: part.text };
+  return content.flatMap((part: MemoryPart): ProviderContentPart[] => {
+    if (part.type === "text") return [{ type: "text", text: part.text }];
+    if (part.type === "tool-call")
+      return [{ type: "tool-call", toolCallId: part.toolCallId, toolName: part.name, input: part.arguments }];
+    if (part.type === "tool-result") return [];
     const source = part.type === "image" ? part.image : part.file;
     const inline = DATA_URL.exec(source);
-    return {
-      type: "file",
-      data: inline ? { type: "data", data: inline[2]! } : { type: "url", url: webUrlOf(source, part.type) },
-      mediaType:
-        part.mediaType ?? inline?.[1] ?? (part.type === "image" ? "image/*" : "application/octet-stream"),
-      ...(part.type === "file" && part.filename ? { filename: part.filename } : {}),
-    };
+    return [
+      {
+        type: "file",
+        data: inline ? { type: "data", data: inline[2]! } : { type: "url", url: webUrlOf(source, part.type) },
+        mediaType:
+          part.mediaType ?? inline?.[1] ?? (part.type === "image" ? "image/*" : "application/octet-stream"),
+        ...(part.type === "file" && part.filename ? { filename: part.filename } : {}),
+      },
+    ];
   });
 };
 
-const toProviderPrompt = (messages: PromptMessage[]): LanguageModelV4Message[] =>
+const toProviderPrompt = (messages: ChatMessage[]): LanguageModelV4Message[] =>
   messages.map((message): LanguageModelV4Message => {
     if (message.role === "system") return { role: "system", content: textOfContent(message.content) };
+    if (message.role === "tool") {
+      const results = typeof message.content === "string" ? [] : message.content;
+      return {
+        role: "tool",
+        content: results
+          .filter((part): part is ToolResultPart => part.type === "tool-result")
+          .map((part) => ({
+            type: "tool-result",
+            toolCallId: part.toolCallId,
+            toolName: part.name,
+            output: toolResultOutput(part),
+          })),
+      };
+    }
     return { role: message.role, content: toProviderParts(message.content) } as LanguageModelV4Message;
   });
+
+const toProviderTools = (tools: readonly ModelTool[]): LanguageModelV4FunctionTool[] =>
+  tools.map((tool) => ({
+    type: "function",
+    name: tool.name,
+    ...(tool.description ? { description: tool.description } : {}),
+    inputSchema: tool.parameters as JSONSchema7,
+  }));
+
+const toProviderToolChoice = (choice: ToolChoice): LanguageModelV4ToolChoice =>
+  typeof choice === "string" ? { type: choice } : { type: "tool", toolName: choice.name };
 
 type SupportedUrls = Record<string, RegExp[]>;
 
@@ -171,8 +234,12 @@ async function callOptionsFor(
     ? { modelRef, params, output: options.output, providerOptions: options.providerOptions }
     : undefined;
   if (fields) assertModelTakesPromptFields(fields);
+  const tools = options.tools && options.tools.length > 0 ? toProviderTools(options.tools) : undefined;
   return {
     prompt: await resolveUrlParts(toProviderPrompt(options.messages), model, options),
+    ...(tools
+      ? { tools, ...(options.toolChoice ? { toolChoice: toProviderToolChoice(options.toolChoice) } : {}) }
+      : {}),
     abortSignal: options.signal,
     temperature: params.temperature,
     topP: params.topP,
@@ -200,7 +267,7 @@ export async function streamModelText(
   let stream: ReadableStream<LanguageModelV4StreamPart>;
   try {
     // Only a call with prompt fields beyond plain text pays for the pre-flight.
-    const asksMore = call.responseFormat || call.reasoning || call.providerOptions;
+    const asksMore = call.responseFormat || call.reasoning || call.providerOptions || call.tools;
     if (modelRef && asksMore)
       assertNoDroppedFields(modelRef, (await preflightWarnings(model, call)) ?? [], call);
     ({ stream } = await model.doStream(call));
@@ -224,6 +291,9 @@ export async function streamModelText(
         if (part.delta.length === 0) continue;
         observation.textChunks++;
         onText(part.delta);
+      } else if (part.type === "tool-call") {
+        if (!part.providerExecuted)
+          observation.toolCalls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
       } else if (part.type === "finish") {
         observation.reportedUsage = part.usage;
         observation.finishReason = part.finishReason.unified;
@@ -254,4 +324,5 @@ export const emptyObservation = (): AttemptObservation => ({
   textChunks: 0,
   finishReason: null,
   streamError: undefined,
+  toolCalls: [],
 });

@@ -4,7 +4,7 @@
  * user/assistant messages). One function for the engine (core/src/engine/run-executor.ts) and
  * for render (core/src/services/run-render.ts), so a render is what a run sends, not a copy.
  */
-import type { PromptDefinition, PromptMessage, RunMemory } from "@promptrun/contract";
+import type { ChatMessage, PromptDefinition, PromptMessage, RunMemory } from "@promptrun/contract";
 import { type MemoryBound, memoryMessageOf, promptMessageOfMemory, readRunMemory } from "../memory-window.ts";
 import type { MemoryMessage, RunRecord, RunStore } from "../ports.ts";
 import { renderMessages } from "../templating/template.ts";
@@ -18,7 +18,7 @@ export interface MemorySource {
 
 export interface RenderedRunRequest {
   /** What the model receives: system messages, memory window, this exchange. */
-  messages: PromptMessage[];
+  messages: ChatMessage[];
   /** The rendered user/assistant messages: what this exchange adds to the channel memory. */
   exchange: MemoryMessage[];
   /** History messages carried and left out (the run's `memory`). */

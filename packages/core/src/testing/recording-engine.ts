@@ -4,6 +4,8 @@ import type { Clock, RunRecord, Store } from "../ports.ts";
 export interface RecordingEngine extends RunEngine {
   readonly enqueued: Array<{ run: RunRecord; envVars: Record<string, string> | undefined }>;
   readonly cancelled: string[];
+  /** Runs resumed after their tool outputs were stored. */
+  readonly resumed: RunRecord[];
   readonly started: boolean;
 }
 
@@ -14,10 +16,12 @@ export interface RecordingEngine extends RunEngine {
 export function recordingEngine(options: { store?: Store; clock?: Clock } = {}): RecordingEngine {
   const enqueued: RecordingEngine["enqueued"] = [];
   const cancelled: string[] = [];
+  const resumed: RunRecord[] = [];
   let started = false;
   return {
     enqueued,
     cancelled,
+    resumed,
     get started() {
       return started;
     },
@@ -29,6 +33,9 @@ export function recordingEngine(options: { store?: Store; clock?: Clock } = {}):
     },
     enqueue(run, envVars) {
       enqueued.push({ run, envVars });
+    },
+    resume(run) {
+      resumed.push(run);
     },
     async cancel(runId) {
       cancelled.push(runId);

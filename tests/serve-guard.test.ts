@@ -120,6 +120,7 @@ test("CLI commands work on the database of a running server, and the server sees
     "chat",
     "extract-contact",
     "greet",
+    "order-status",
     "summarize",
   ]);
 

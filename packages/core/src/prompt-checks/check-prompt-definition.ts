@@ -3,6 +3,7 @@ import { invalid, PromptrunError } from "../errors.ts";
 import { compileJsonSchema } from "../json-schema/compile-json-schema.ts";
 import { knownProviders, type ProviderConfig } from "../models/known-providers.ts";
 import { checkMessageTemplates } from "./message-templates.ts";
+import { checkToolDefinitions } from "./tool-definitions.ts";
 
 /** `output.schema` must compile as JSON Schema draft 2020-12 (docs/PRODUCT-RULES.md "Prompts and versions"). */
 function checkOutputSchema(output: PromptDefinition["output"]): void {
@@ -27,15 +28,26 @@ function checkProviderOptions(options: PromptDefinition["providerOptions"], prov
 
 /**
  * The push-time checks of a prompt file beyond its zod schema: templates and parts, the output
- * schema, provider options. Throws PromptrunError `invalid` naming the field by its path
- * (`output.schema: …`, `messages[2].content[1].image: …`). Checks, never changes: what is
+ * schema, provider options, tools. Throws PromptrunError `invalid` naming the field by its path
+ * (`output.schema: …`, `messages[2].content[1].image: …`, `tools[1].parameters: …`). Checks, never changes: what is
  * stored is the file as parsed, so an old file keeps its content hash.
  */
 export function checkPromptDefinition(
-  definition: Pick<PromptDefinition, "messages" | "inputs" | "output" | "providerOptions">,
+  definition: Pick<
+    PromptDefinition,
+    | "messages"
+    | "inputs"
+    | "output"
+    | "providerOptions"
+    | "tools"
+    | "toolChoice"
+    | "maxSteps"
+    | "toolTimeoutSeconds"
+  >,
   providers: ProviderConfig,
 ): void {
   checkMessageTemplates(definition);
   checkOutputSchema(definition.output);
   checkProviderOptions(definition.providerOptions, providers);
+  checkToolDefinitions(definition);
 }

@@ -1,5 +1,6 @@
-import type { FakeScript } from "./fake-provider-script.ts";
+import { argumentPieces, type FakeScript } from "./fake-provider-script.ts";
 import { type FakeProviderServer, startFakeProviderServer, type WireFormat } from "./fake-provider-server.ts";
+import { anthropicRequestTools } from "./fake-request-tools.ts";
 
 const event = (name: string, payload: unknown) => `event: ${name}\ndata: ${JSON.stringify(payload)}\n\n`;
 
@@ -19,8 +20,13 @@ const errorType = (status: number): string => {
 };
 
 let messageCounter = 0;
+let toolUseCounter = 0;
 
-/** Anthropic messages streaming: message_start … content_block_delta … message_delta, message_stop. */
+/**
+ * Anthropic messages streaming: message_start … content_block_delta … message_delta,
+ * message_stop. A text block at index 0 (left out when the reply is only tool calls), then one
+ * `tool_use` block per tool call.
+ */
 const anthropicFormat: WireFormat = {
   path: "/messages",
   errorBody: (reply) => ({
@@ -30,9 +36,18 @@ const anthropicFormat: WireFormat = {
       message: reply.message ?? `fake Anthropic error ${reply.status}`,
     },
   }),
-  frames(body) {
+  requestTools: anthropicRequestTools,
+  frames(body, reply) {
     const id = `msg_fake_${++messageCounter}`;
     const model = modelOf(body);
+    const toolCalls = reply.toolCalls?.length ?? 0;
+    const hasText = reply.tokens.length > 0 || toolCalls === 0;
+    let textOpen = hasText;
+    const closeText = () => {
+      if (!textOpen) return [];
+      textOpen = false;
+      return [event("content_block_stop", { type: "content_block_stop", index: 0 })];
+    };
     return {
       start: (usage) => {
         const cached = usage.cachedInput ?? 0;
@@ -56,11 +71,15 @@ const anthropicFormat: WireFormat = {
               },
             },
           }),
-          event("content_block_start", {
-            type: "content_block_start",
-            index: 0,
-            content_block: { type: "text", text: "" },
-          }),
+          ...(hasText
+            ? [
+                event("content_block_start", {
+                  type: "content_block_start",
+                  index: 0,
+                  content_block: { type: "text", text: "" },
+                }),
+              ]
+            : []),
           event("ping", { type: "ping" }),
         ];
       },
@@ -71,8 +90,32 @@ const anthropicFormat: WireFormat = {
           delta: { type: "text_delta", text },
         }),
       ],
-      finish: (usage, finishReason = "end_turn") => [
-        event("content_block_stop", { type: "content_block_stop", index: 0 }),
+      toolCall: (call, callIndex) => {
+        const index = (hasText ? 1 : 0) + callIndex;
+        return [
+          ...closeText(),
+          event("content_block_start", {
+            type: "content_block_start",
+            index,
+            content_block: {
+              type: "tool_use",
+              id: call.id ?? `toolu_fake_${++toolUseCounter}`,
+              name: call.name,
+              input: {},
+            },
+          }),
+          ...argumentPieces(call).map((partial_json) =>
+            event("content_block_delta", {
+              type: "content_block_delta",
+              index,
+              delta: { type: "input_json_delta", partial_json },
+            }),
+          ),
+          event("content_block_stop", { type: "content_block_stop", index }),
+        ];
+      },
+      finish: (usage, finishReason = toolCalls > 0 ? "tool_use" : "end_turn") => [
+        ...closeText(),
         event("message_delta", {
           type: "message_delta",
           delta: { stop_reason: finishReason, stop_sequence: null },

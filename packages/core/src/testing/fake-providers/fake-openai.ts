@@ -1,5 +1,6 @@
-import type { FakeScript, FakeUsage } from "./fake-provider-script.ts";
+import { argumentPieces, type FakeScript, type FakeUsage } from "./fake-provider-script.ts";
 import { type FakeProviderServer, startFakeProviderServer, type WireFormat } from "./fake-provider-server.ts";
+import { openAIRequestTools } from "./fake-request-tools.ts";
 
 const sse = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
 
@@ -26,6 +27,7 @@ const usageBlock = (usage: FakeUsage) => ({
 });
 
 let completionCounter = 0;
+let toolCallCounter = 0;
 
 /** OpenAI chat completions streaming (`chat.completion.chunk` objects, `data: [DONE]`). */
 const openAIFormat: WireFormat = {
@@ -43,7 +45,8 @@ const openAIFormat: WireFormat = {
       code: null,
     },
   }),
-  frames(body) {
+  requestTools: openAIRequestTools,
+  frames(body, reply) {
     const id = `chatcmpl-fake-${++completionCounter}`;
     const model = modelOf(body);
     const created = Math.floor(Date.now() / 1000);
@@ -52,7 +55,20 @@ const openAIFormat: WireFormat = {
     return {
       start: () => [chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }])],
       token: (text) => [chunk([{ index: 0, delta: { content: text }, finish_reason: null }])],
-      finish: (usage, finishReason = "stop") => [
+      // The first delta names the call (id, name, empty arguments); the arguments follow in pieces.
+      toolCall: (call, index) => {
+        const delta = (toolCall: Record<string, unknown>) =>
+          chunk([{ index: 0, delta: { tool_calls: [{ index, ...toolCall }] }, finish_reason: null }]);
+        return [
+          delta({
+            id: call.id ?? `call_fake_${++toolCallCounter}`,
+            type: "function",
+            function: { name: call.name, arguments: "" },
+          }),
+          ...argumentPieces(call).map((piece) => delta({ function: { arguments: piece } })),
+        ];
+      },
+      finish: (usage, finishReason = reply.toolCalls?.length ? "tool_calls" : "stop") => [
         chunk([{ index: 0, delta: {}, finish_reason: finishReason }]),
         ...(wantsUsage(body) ? [chunk([], { usage: usageBlock(usage) })] : []),
         "data: [DONE]\n\n",

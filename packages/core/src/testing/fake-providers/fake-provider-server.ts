@@ -5,9 +5,11 @@ import {
   type FakeRequest,
   type FakeScript,
   type FakeStreamReply,
+  type FakeToolCall,
   type FakeUsage,
   replyFor,
 } from "./fake-provider-script.ts";
+import type { RequestTools } from "./fake-request-tools.ts";
 
 export interface FakeStreamRecord {
   requestIndex: number;
@@ -38,6 +40,8 @@ export interface FakeProviderServer {
 export interface StreamFrames {
   start(usage: FakeUsage): string[];
   token(text: string): string[];
+  /** One tool call (the `index`-th of the reply), its arguments in pieces. */
+  toolCall(call: FakeToolCall, index: number): string[];
   /** `finishReason`: the provider's own word for why it stopped; undefined for its usual one. */
   finish(usage: FakeUsage, finishReason?: string): string[];
 }
@@ -46,7 +50,10 @@ export interface WireFormat {
   /** Path suffix this provider answers (e.g. `/chat/completions`). */
   path: string;
   errorBody(reply: FakeErrorReply): unknown;
-  frames(body: unknown): StreamFrames;
+  /** The frames of one streamed reply to the request `body`. */
+  frames(body: unknown, reply: FakeStreamReply): StreamFrames;
+  /** What the request carried about tools. */
+  requestTools(body: unknown): RequestTools;
 }
 
 const encoder = new TextEncoder();
@@ -113,7 +120,7 @@ export function startFakeProviderServer(format: WireFormat, script: FakeScript):
     };
     streams.push(record);
     const usage = defaultUsage(reply);
-    const frames = format.frames(request.body);
+    const frames = format.frames(request.body, reply);
     const isOpen = () => record.outcome === null && !closed;
     let wakeUp: (() => void) | null = null;
     const clientLeft = () => {
@@ -154,6 +161,11 @@ export function startFakeProviderServer(format: WireFormat, script: FakeScript):
             if (!isOpen()) resolve();
           });
           return;
+        }
+        for (const [index, call] of (reply.toolCalls ?? []).entries()) {
+          await pause(reply.tokenDelayMs ?? 0, isOpen);
+          if (!isOpen()) return;
+          send(frames.toolCall(call, index));
         }
         if (reply.holdBeforeFinish) await reply.holdBeforeFinish;
         if (!isOpen()) return;
@@ -233,6 +245,7 @@ export function startFakeProviderServer(format: WireFormat, script: FakeScript):
         path: url.pathname,
         headers: Object.fromEntries(httpRequest.headers.entries()),
         body,
+        ...format.requestTools(body),
         receivedAt: Date.now(),
         sequence: sequence++,
       };

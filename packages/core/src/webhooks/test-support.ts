@@ -86,6 +86,8 @@ export function finishedRun(overrides: Partial<RunRecord> & Pick<RunRecord, "ten
     outputJson: null,
     finishReason: "stop",
     memoryWindow: { messages: 0, dropped: 0 },
+    steps: [],
+    pause: null,
     ...overrides,
   };
 }

@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { threadMessagesPageSchema, threadSchema } from "@promptrun/contract";
+import type { MemoryMessage } from "../ports.ts";
 import { rejection } from "../testing/rejection.ts";
 import { createServiceFixture, greetPrompt } from "../testing/service-fixture.ts";
 import { createThreadService } from "./thread-service.ts";
@@ -29,6 +31,7 @@ describe("ThreadService", () => {
           { role: "assistant", content: `Hello ${said}` },
         ],
         deliveries: [],
+        steps: [],
       });
       return id;
     };
@@ -64,6 +67,62 @@ describe("ThreadService", () => {
   });
 });
 
+describe("ThreadService tool exchanges", () => {
+  test("a run's tool calls and results are shown in order: role tool in the thread, parts in its messages", async () => {
+    const { services, store, clock, createTenant } = createServiceFixture();
+    const { tenant } = await createTenant("A");
+    await services.prompts.push(tenant.id, [greetPrompt]);
+    const { id } = await services.runs.create(tenant, "greet", "latest", {
+      inputs: { name: "Ada" },
+      thread: THREAD,
+    });
+    const exchange: MemoryMessage[] = [
+      { role: "user", content: "Where is order 42?" },
+      {
+        role: "assistant",
+        content: "Let me look.",
+        parts: [
+          { type: "text", text: "Let me look." },
+          { type: "tool-call", toolCallId: "call_1", name: "lookup_order", arguments: { number: "42" } },
+        ],
+      },
+      {
+        role: "tool",
+        content: "",
+        parts: [
+          {
+            type: "tool-result",
+            toolCallId: "call_1",
+            name: "lookup_order",
+            output: { status: "shipped" },
+            isError: false,
+          },
+        ],
+      },
+      { role: "assistant", content: "It has shipped." },
+    ];
+    clock.advance(1_000);
+    await store.runs.complete(id, {
+      output: "It has shipped.",
+      tokenUsage: { input: 1, inputCached: 0, output: 2, reasoning: 0, total: 3 },
+      cost: { success: block, retries: block, total: 0 },
+      finishedAt: clock.now(),
+      memory: exchange,
+      deliveries: [],
+      steps: [],
+    });
+
+    const thread = threadSchema.parse(await services.threads.get(tenant.id, THREAD));
+    expect(thread.channels.default!.map((message) => [message.role, message.content, message.runId])).toEqual(
+      exchange.map((message) => [message.role, message.content, id]),
+    );
+    const page = threadMessagesPageSchema.parse(await services.threads.messages(tenant.id, THREAD, {}));
+    expect(
+      page.items.map(({ role, content, parts }) => ({ role, content, ...(parts ? { parts } : {}) })),
+    ).toEqual(exchange);
+  });
+});
+
 describe("ThreadService paging", () => {
   test("pages of `limit` messages (default 50), bounded in bytes, each with a nextCursor until the last", async () => {
     const { services, store, clock, createTenant } = createServiceFixture();
@@ -85,6 +144,7 @@ describe("ThreadService paging", () => {
           { role: "assistant", content: `Hello ${index}` },
         ],
         deliveries: [],
+        steps: [],
       });
     }
     const first = await services.threads.get(tenant.id, THREAD);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { promptRunSchema } from "@promptrun/contract";
-import type { RunRecord } from "../ports.ts";
+import type { RunPause, RunRecord, RunStepRecord } from "../ports.ts";
 import { toPromptRun } from "./to-prompt-run.ts";
 
 const block = { input: 0.1, cachedInput: 0, output: 0.2, webSearch: 0, total: 0.3 };
@@ -33,8 +33,35 @@ const record = (overrides: Partial<RunRecord>): RunRecord => ({
   outputJson: null,
   finishReason: null,
   memoryWindow: null,
+  steps: [],
+  pause: null,
   ...overrides,
 });
+
+const step = (index: number, overrides: Partial<RunStepRecord> = {}): RunStepRecord => ({
+  index,
+  model: "openai:gpt-4o-mini",
+  text: index === 0 ? "" : "It is sunny.",
+  toolCalls: index === 0 ? [{ id: "call_1", name: "lookup_order", arguments: { number: "42" } }] : [],
+  toolResults: [],
+  finishReason: index === 0 ? "tool-calls" : "stop",
+  usage,
+  cost,
+  startedAt: `2030-01-01T00:00:0${index + 1}.000Z`,
+  finishedAt: `2030-01-01T00:00:0${index + 2}.000Z`,
+  tokens: 7,
+  ...overrides,
+});
+
+const pause: RunPause = {
+  step: 0,
+  requiredAction: {
+    type: "submit_tool_outputs",
+    toolCalls: [{ id: "call_1", name: "lookup_order", arguments: { number: "42" } }],
+    expiresAt: "2030-01-01T00:10:02.000Z",
+  },
+  expiresAt: new Date("2030-01-01T00:10:02.000Z"),
+};
 
 // Records deliberately carrying stray fields, to show the rules hold regardless.
 const stray = {
@@ -103,8 +130,42 @@ describe("toPromptRun", () => {
       outputJson: null,
       finishReason: null,
       phase: null,
+      requiredAction: null,
+      steps: [],
       memory: null,
     });
+    expect(promptRunSchema.parse(run)).toEqual(run);
+  });
+
+  test("phase: queued until started, running once started, requires_action while paused", () => {
+    const startedAt = new Date("2030-01-01T00:00:01.000Z");
+    expect(toPromptRun(record({})).phase).toBe("queued");
+    expect(toPromptRun(record({ startedAt })).phase).toBe("running");
+    const paused = toPromptRun(record({ startedAt, steps: [step(0)], pause }));
+    expect(paused).toMatchObject({ phase: "requires_action", requiredAction: pause.requiredAction });
+    expect(promptRunSchema.parse(paused)).toEqual(paused);
+    expect(toPromptRun(record({ startedAt })).requiredAction).toBeNull();
+  });
+
+  test("an ended run has no phase and no required action, whatever the record holds", () => {
+    for (const status of ["completed", "failed"] as const) {
+      const run = toPromptRun(record({ status, ...stray, pause, steps: [step(0)] }));
+      expect(run.phase).toBeNull();
+      expect(run.requiredAction).toBeNull();
+      expect(promptRunSchema.parse(run)).toEqual(run);
+    }
+  });
+
+  test("steps are shown in order without the stored token count", () => {
+    const steps = [step(0), step(1, { toolResults: [] })];
+    const run = toPromptRun(record({ status: "completed", ...stray, steps }));
+    expect(run.steps).toHaveLength(2);
+    expect(run.steps.map((shown) => shown.index)).toEqual([0, 1]);
+    for (const [index, shown] of run.steps.entries()) {
+      expect(shown).not.toHaveProperty("tokens");
+      const { tokens: _tokens, ...expected } = steps[index]!;
+      expect(shown).toEqual(expected);
+    }
     expect(promptRunSchema.parse(run)).toEqual(run);
   });
 });

@@ -25,6 +25,7 @@ const complete = (store: Store, id: string) =>
     finishedAt: at(50),
     memory: [],
     deliveries: [],
+    steps: [],
   });
 
 const fail = (store: Store, id: string) =>

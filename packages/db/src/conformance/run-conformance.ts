@@ -32,6 +32,7 @@ const completion = (output: string, overrides: Partial<RunCompletion> = {}): Run
     { role: "assistant", content: output },
   ],
   deliveries: [],
+  steps: [],
   ...overrides,
 });
 

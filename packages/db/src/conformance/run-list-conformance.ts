@@ -73,6 +73,7 @@ export const runListConformance = ({ store }: ConformanceContext): void => {
       finishedAt: at(6),
       memory: [],
       deliveries: [],
+      steps: [],
     });
 
     expect(await ids({ slug: "greet", version: 1 })).toEqual([a.id]);
@@ -108,6 +109,7 @@ export const runListConformance = ({ store }: ConformanceContext): void => {
         finishedAt: at(99),
         memory: [],
         deliveries: [],
+        steps: [],
       });
     } else {
       await store().runs.fail(run.id, { error: "boom", cost, finishedAt: at(99), deliveries: [] });

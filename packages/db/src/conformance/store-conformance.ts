@@ -13,6 +13,7 @@ import { promptConformance } from "./prompt-conformance.ts";
 import { promptOutboxConformance } from "./prompt-outbox-conformance.ts";
 import { runConformance } from "./run-conformance.ts";
 import { runListConformance } from "./run-list-conformance.ts";
+import { runPauseConformance } from "./run-pause-conformance.ts";
 import { tenantConformance } from "./tenant-conformance.ts";
 import { webhookConformance } from "./webhook-conformance.ts";
 
@@ -58,6 +59,7 @@ export const describeStoreConformance = (name: string, openStore: OpenConformanc
     describe("prompt webhook outbox", () => promptOutboxConformance(context));
     describe("runs", () => runConformance(context));
     describe("run lists and usage", () => runListConformance(context));
+    describe("run steps and pauses", () => runPauseConformance(context));
     describe("environments", () => environmentConformance(context));
     describe("webhooks", () => webhookConformance(context));
     describe("leases", () => leaseConformance(context.store));

@@ -19,14 +19,16 @@ const tenantBelow = (alias: string, now: Date, limit: number | undefined): SQL =
           and leased.lease_until > ${now.toISOString()}::timestamptz) < ${limit}`;
 
 /**
- * The oldest `window` pending runs of one class, and of those the lease-free channel heads (at
- * most `limit`, oldest first). The last row (id NULL) carries how many runs the window held.
+ * The oldest `window` pending runs of one class that are not paused (runs_queue_idx leaves paused
+ * runs out, however many wait for their callers), and of those the lease-free channel heads (at
+ * most `limit`, oldest first): a run behind a paused one is not a head, as the paused run is
+ * pending. The last row (id NULL) carries how many runs the window held.
  * Cost: `window` index entries and as many index probes, whatever the backlog.
  */
 const windowQuery = (priority: Priority, now: Date, window: number, limit: number, tenantFree: SQL) => sql`
   with win as materialized (
     select id, tenant_id, thread_id, channel, created_at, lease_owner, lease_until from runs
-    where status = 'pending' and priority = ${sql.raw(`'${priority}'`)}
+    where status = 'pending' and paused_step is null and priority = ${sql.raw(`'${priority}'`)}
     order by created_at, id limit ${window})
   (select win.id, 0 as scanned from win
    where (win.lease_owner is null or win.lease_until <= ${now.toISOString()}::timestamptz)
@@ -42,7 +44,8 @@ const windowQuery = (priority: Priority, now: Date, window: number, limit: numbe
 
 /**
  * Every channel's head by a loose index scan of runs_channel_queue_idx (one index descent per
- * channel with pending runs), keeping the lease-free ones, at most `limit` per class. Used when
+ * channel with pending runs), keeping the lease-free ones that are not paused (a channel whose
+ * head is paused yields nothing), at most `limit` per class. Used when
  * a class's window held too few heads: deep channels (thousands of runs queued behind a few
  * heads) would otherwise hide the heads of newer channels. A tenant at its lease limit is
  * skipped in one descent (none of its heads could be claimed): a large backlog of a full
@@ -70,7 +73,7 @@ const headsQuery = (now: Date, limit: number, tenantLimit: number | undefined) =
   select id from (
     select runs.id, row_number() over (partition by runs.priority order by runs.created_at, runs.id) as position
     from channel_heads join runs on runs.id = channel_heads.id
-    where not channel_heads.tenant_full
+    where not channel_heads.tenant_full and runs.paused_step is null
       and (runs.lease_owner is null or runs.lease_until <= ${now.toISOString()}::timestamptz)) ranked
   where position <= ${limit}`;
 

@@ -117,6 +117,22 @@ interface Claim {
 }
 
 /**
+ * Takes one idempotency key in the open transaction, as a create does (an expired record is
+ * replaced, a fresh one holds the key); rejects with a conflict when the key is taken, which
+ * rolls the caller's transaction back.
+ */
+export const claimIdempotencyKey = async (
+  tx: PostgresTransaction,
+  record: IdempotencyRecord,
+  expiredBefore: Date | undefined,
+): Promise<void> => {
+  const claims = [{ runId: record.runId, record, expiredBefore }];
+  await deleteExpiredKeys(tx, claims);
+  const won = await claimKeys(tx, claims);
+  if (!won.has(claimKey(record.tenantId, record.key, record.runId))) throw keyTaken();
+};
+
+/**
  * Inserts a batch in the open transaction with a fixed number of statements, whatever its size:
  * threads, runs, then idempotency keys (ON CONFLICT DO NOTHING). A run whose key was taken is
  * deleted again, with the thread it alone created, and reported as a conflict; the others stand.

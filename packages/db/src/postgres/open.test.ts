@@ -103,6 +103,7 @@ describe.skipIf(!available)("openPostgresStore", () => {
         finishedAt: at(5),
         memory: [{ role: "assistant", content: output }],
         deliveries: [],
+        steps: [],
       });
       const outcomes = await Promise.all([
         first!.runs.complete(run.id, completion("one")),

@@ -6,7 +6,21 @@ import {
   type RunStore,
   type WebhookDeliveryRecord,
 } from "@promptrun/core";
-import { and, asc, count, desc, eq, getTableColumns, gte, inArray, lte, or, sql } from "drizzle-orm";
+import {
+  and,
+  asc,
+  count,
+  desc,
+  eq,
+  getTableColumns,
+  gte,
+  inArray,
+  isNotNull,
+  isNull,
+  lte,
+  or,
+  sql,
+} from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import {
   idempotencyKeys,
@@ -19,6 +33,7 @@ import {
 } from "../schema/postgres.ts";
 import { recordColumns } from "../schema/record-columns.ts";
 import { pageFrom } from "../shared/cursor.ts";
+import { pausedRunChanges, resumedRunChanges, toRunRecord } from "../shared/run-records.ts";
 import {
   channelHeadCondition,
   completedRunChanges,
@@ -32,7 +47,7 @@ import { toUsageRow, type UsageSqlRow } from "../shared/usage-rows.ts";
 import { splitOutbox } from "../shared/webhook-outbox.ts";
 import { listClaimableIds } from "./claimable-runs.ts";
 import type { GroupCommit } from "./group-commit.ts";
-import type { RunInsert } from "./insert-runs.ts";
+import { claimIdempotencyKey, type RunInsert } from "./insert-runs.ts";
 import type { PostgresContext, PostgresTransaction } from "./postgres-context.ts";
 import { withConstraintErrors } from "./postgres-errors.ts";
 import { postgresMetadataMatch, postgresUsageQuery } from "./run-list-sql.ts";
@@ -54,8 +69,11 @@ export const insertDeliveries = async (
   await tx.insert(webhookDeliveries).values(rows);
 };
 
-/** A RunRecord's columns (the lease columns stay out of it). */
+/** A RunRecord's columns (the lease columns stay out of it; toRunRecord makes the pause of its columns). */
 const runRecord = recordColumns(getTableColumns(runs));
+
+const isPaused = isNotNull(runs.pausedStep);
+const notPaused = isNull(runs.pausedStep);
 
 /** A literal, not a parameter: the partial indexes (`WHERE status = 'pending'`) then always apply. */
 const isPending = sql`${runs.status} = 'pending'`;
@@ -100,22 +118,22 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
         .select(runRecord)
         .from(runs)
         .where(and(eq(runs.id, id), eq(runs.tenantId, tenantId)));
-      return row ?? null;
+      return row ? toRunRecord(row) : null;
     },
 
     async getById(id) {
       const [row] = await db.select(runRecord).from(runs).where(eq(runs.id, id));
-      return row ?? null;
+      return row ? toRunRecord(row) : null;
     },
 
     async list(tenantId, filter, page) {
-      const rows: RunRecord[] = await db
+      const rows = await db
         .select(runRecord)
         .from(runs)
         .where(runListCondition(runs, tenantId, filter, page.cursor, postgresMetadataMatch))
         .orderBy(sql`${runs.createdAt} desc`, sql`${runs.id} desc`)
         .limit(page.limit + 1);
-      return pageFrom(rows, page.limit, (row) => [row.createdAt.getTime(), row.id]);
+      return pageFrom(rows.map(toRunRecord), page.limit, (row) => [row.createdAt.getTime(), row.id]);
     },
 
     async usage(tenantId, query) {
@@ -126,7 +144,12 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
     },
 
     async listPending() {
-      return db.select(runRecord).from(runs).where(pending).orderBy(asc(runs.createdAt), asc(runs.id));
+      const rows = await db
+        .select(runRecord)
+        .from(runs)
+        .where(pending)
+        .orderBy(asc(runs.createdAt), asc(runs.id));
+      return rows.map(toRunRecord);
     },
 
     async markStarted(id, at, attempts) {
@@ -163,13 +186,74 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
           const [ended] = await tx
             .update(runs)
             .set(failedRunChanges(failure))
-            .where(and(eq(runs.id, id), pending))
+            .where(
+              and(
+                eq(runs.id, id),
+                pending,
+                // An expiring pause fails only a run still paused there (a resume may have won).
+                failure.pausedStep === undefined ? undefined : eq(runs.pausedStep, failure.pausedStep),
+              ),
+            )
             .returning({ id: runs.id });
           if (!ended) return false;
           await insertDeliveries(tx, failure.deliveries);
           return true;
         }),
       );
+    },
+
+    async saveSteps(id, steps) {
+      const [row] = await db
+        .update(runs)
+        .set({ steps })
+        .where(and(eq(runs.id, id), pending))
+        .returning({ id: runs.id });
+      return row !== undefined;
+    },
+
+    pause(id, paused) {
+      return withConstraintErrors("run pause", () =>
+        db.transaction(async (tx) => {
+          const [row] = await tx
+            .update(runs)
+            .set(pausedRunChanges(paused))
+            .where(and(eq(runs.id, id), pending, notPaused))
+            .returning({ id: runs.id });
+          if (!row) return false;
+          await insertDeliveries(tx, paused.deliveries);
+          return true;
+        }),
+      );
+    },
+
+    resume(id, resumption, idempotency, resumeOptions) {
+      return withConstraintErrors("run resume", () =>
+        db.transaction(async (tx) => {
+          // Compare-and-set on the pause's step: of concurrent resumes (and an expiring fail),
+          // the first to lock the row wins; the others re-check after its commit and find none.
+          const [row] = await tx
+            .update(runs)
+            .set(resumedRunChanges(resumption))
+            .where(and(eq(runs.id, id), pending, eq(runs.pausedStep, resumption.step)))
+            .returning({ id: runs.id });
+          if (!row) return false;
+          if (idempotency) {
+            await claimIdempotencyKey(tx, idempotency, resumeOptions?.idempotencyExpiredBefore);
+          }
+          return true;
+        }),
+      );
+    },
+
+    async listExpiredPauses(now, limit) {
+      // runs_paused_idx: the paused runs only, by expiry.
+      const rows = await db
+        .select(runRecord)
+        .from(runs)
+        .where(and(isPaused, lte(runs.pauseExpiresAt, now), isPending))
+        .orderBy(asc(runs.pauseExpiresAt), asc(runs.id))
+        .limit(limit);
+      return rows.map(toRunRecord);
     },
 
     async memory(tenantId, threadId, channel, bound = DEFAULT_MEMORY_BOUND) {
@@ -322,6 +406,8 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
               eq(runs.id, id),
               isPending,
               or(sql`${runs.leaseOwner} is null`, lte(runs.leaseUntil, now), eq(runs.leaseOwner, owner)),
+              // A paused run waits for its caller; only a cancel takes it (to end it).
+              claimOptions?.ignoreChannelOrder ? undefined : notPaused,
               claimOptions?.ignoreChannelOrder ? undefined : isChannelHead,
               tenantLimit === undefined
                 ? undefined
@@ -357,11 +443,13 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
     async listClaimable(now, limit, listOptions) {
       const ids = await listClaimableIds(db, now, limit, listOptions?.tenantLimit);
       if (ids.length === 0) return [];
-      const rows: RunRecord[] = await db
-        .select(runRecord)
-        .from(runs)
-        .where(inArray(runs.id, ids))
-        .orderBy(asc(runs.createdAt), asc(runs.id));
+      const rows: RunRecord[] = (
+        await db
+          .select(runRecord)
+          .from(runs)
+          .where(and(inArray(runs.id, ids), notPaused))
+          .orderBy(asc(runs.createdAt), asc(runs.id))
+      ).map(toRunRecord);
       return PRIORITIES.flatMap((priority) =>
         rows.filter((row) => row.priority === priority).slice(0, limit),
       );

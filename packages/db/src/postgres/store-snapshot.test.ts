@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import type { Store, TenantRecord } from "@promptrun/core";
+import type { RunStepRecord, Store, TenantRecord } from "@promptrun/core";
 import { addTenant, at, idempotencyFor, newRun, push } from "@promptrun/core/testing";
 import type { SqliteStore } from "../sqlite/open.ts";
 import { openTempStore } from "../sqlite/test-fixtures.ts";
@@ -10,6 +10,21 @@ import { checkPostgres, createTestDatabase, type TestDatabase } from "./test-dat
 const available = await checkPostgres();
 
 const zeroBlock = { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 };
+
+/** A model call that asked for a client tool (a step as stored, ISO timestamps inside). */
+const toolStep = (index: number): RunStepRecord => ({
+  index,
+  model: "dev:echo",
+  text: "",
+  toolCalls: [{ id: `call_${index}`, name: "approve", arguments: { amount: index } }],
+  toolResults: [],
+  finishReason: "tool-calls",
+  usage: { input: 1, inputCached: 0, output: 1, reasoning: 0, total: 2 },
+  cost: { success: zeroBlock, retries: zeroBlock, total: 0 },
+  startedAt: at(index).toISOString(),
+  finishedAt: at(index + 1).toISOString(),
+  tokens: 0,
+});
 
 /** A bit of everything, written through the port. */
 const fill = async (store: Store): Promise<{ tenant: TenantRecord; threadId: string }> => {
@@ -49,13 +64,30 @@ const fill = async (store: Store): Promise<{ tenant: TenantRecord; threadId: str
       metadata: { z: "1", a: [`${index}`] },
     });
     await store.runs.create(run, idempotencyFor(run, `key-${index}`));
-    if (index === 2) continue;
+    if (index === 2) {
+      // Left waiting for tool outputs: its steps and pause are copied too.
+      await store.runs.pause(run.id, {
+        steps: [toolStep(0)],
+        pause: {
+          step: 0,
+          requiredAction: {
+            type: "submit_tool_outputs",
+            toolCalls: toolStep(0).toolCalls,
+            expiresAt: at(600).toISOString(),
+          },
+          expiresAt: at(600),
+        },
+        deliveries: [],
+      });
+      continue;
+    }
     const deliveryId = Bun.randomUUIDv7();
     await store.runs.complete(run.id, {
       output: `answer ${index}`,
       tokenUsage: { input: 1, inputCached: 0, output: 2, reasoning: 0, total: 3 },
       cost: { success: zeroBlock, retries: zeroBlock, total: 0 },
       finishedAt: at(20 + index),
+      steps: [toolStep(0), { ...toolStep(1), toolCalls: [], finishReason: "stop", text: `answer ${index}` }],
       memory: [
         { role: "user", content: `question ${index}` },
         { role: "assistant", content: `answer ${index}` },
@@ -151,6 +183,11 @@ describe.skipIf(!available)("exportAll / importAll", () => {
     expect((await postgres.tenants.findApiKeyByHash("f".repeat(64)))?.tenant).toEqual(tenant);
     const pending = await postgres.runs.listPending();
     expect(pending.map((run) => run.metadata)).toEqual([{ z: "1", a: ["2"] }]);
+    expect(pending).toEqual(await sqlite.store.runs.listPending());
+    expect(pending[0]?.pause?.step).toBe(0);
+    const copiedRuns = (await postgres.runs.list(tenant.id, {}, { limit: 10 })).items;
+    expect(copiedRuns).toEqual((await sqlite.store.runs.list(tenant.id, {}, { limit: 10 })).items);
+    expect(copiedRuns.map((run) => run.steps.length)).toEqual([1, 2, 2]);
     // New memory lands after the copied messages.
     await postgres.runs.complete(pending[0]!.id, {
       output: "answer 2",
@@ -159,6 +196,7 @@ describe.skipIf(!available)("exportAll / importAll", () => {
       finishedAt: at(40),
       memory: [{ role: "assistant", content: "answer 2" }],
       deliveries: [],
+      steps: [],
     });
     expect(
       (await postgres.runs.memory(tenant.id, threadId, "default")).messages.map((message) => message.content),

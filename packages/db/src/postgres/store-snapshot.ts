@@ -40,7 +40,7 @@ type TableName = (typeof TABLES)[number];
 /** Every row of every table, as drizzle reads them (Dates, parsed JSON, booleans). */
 export type StoreSnapshot = { [K in TableName]: (typeof lite)[K]["$inferSelect"][] };
 
-/** Rows per INSERT: under both dialects' parameter limits for the widest table (22 columns). */
+/** Rows per INSERT: under both dialects' parameter limits for the widest table (runs, 32 columns). */
 const CHUNK = 500;
 
 const chunks = <T>(rows: T[]): T[][] =>

@@ -5,17 +5,19 @@
  * (C-collated text, timestamptz(3), json).
  */
 import type {
-  ContentPart,
   Cost,
   FinishReason,
+  MemoryPart,
   Metadata,
   Priority,
   PromptDefinition,
+  RequiredAction,
   RunMemory,
   RunStatus,
   TokenUsage,
   WebhookEventType,
 } from "@promptrun/contract";
+import type { RunStepRecord } from "@promptrun/core";
 import { sql } from "drizzle-orm";
 import { bigint, foreignKey, index, pgTable, primaryKey, uniqueIndex } from "drizzle-orm/pg-core";
 import { count, decimal, epochMs, flag, jsonText, text, uuid } from "./postgres-columns.ts";
@@ -186,6 +188,17 @@ export const runs = pgTable(
     leaseUntil: epochMs("lease_until"),
     /** A cancel request the owning instance has yet to act on (it aborts the provider call). */
     cancelRequestedAt: epochMs("cancel_requested_at"),
+    /**
+     * The model calls that answered so far (JSON array, docs/ARCHITECTURE.md "Run storage"):
+     * written once per model call, read with the run.
+     */
+    steps: jsonText<RunStepRecord[]>("steps").notNull().default(sql`'[]'`),
+    /** The client tool calls a paused run waits for (contract RequiredAction); NULL unless paused. */
+    requiredAction: jsonText<RequiredAction>("required_action"),
+    /** The asking step's index while paused, else NULL: the compare-and-set token of a resume or an expiry. */
+    pausedStep: count("paused_step"),
+    /** When a paused run fails for want of tool outputs; NULL unless paused. */
+    pauseExpiresAt: epochMs("pause_expires_at"),
   },
   (table) => [
     foreignKey({ columns: [table.tenantId, table.threadId], foreignColumns: [threads.tenantId, threads.id] }),
@@ -202,10 +215,11 @@ export const runs = pgTable(
     // runs_tenant_created_idx.
     index("runs_tenant_environment_idx").on(table.tenantId, table.environment, table.createdAt, table.id),
     // The shared queue (SQLite, one instance, leaves these two out: see ./sqlite.ts): pending runs
-    // per priority class, oldest first (listClaimable)…
+    // per priority class, oldest first (listClaimable), paused ones left out (they wait for the
+    // caller, however many there are)…
     index("runs_queue_idx")
       .on(table.priority, table.createdAt, table.id)
-      .where(sql`${table.status} = 'pending'`),
+      .where(sql`${table.status} = 'pending' and ${table.pausedStep} is null`),
     // …each checked against the earlier pending runs of its channel (strict channel order)…
     index("runs_channel_queue_idx")
       .on(table.tenantId, table.threadId, table.channel, table.createdAt, table.id)
@@ -214,6 +228,8 @@ export const runs = pgTable(
     index("runs_leased_idx")
       .on(table.tenantId, table.leaseUntil)
       .where(sql`${table.status} = 'pending' and ${table.leaseOwner} is not null`),
+    // Paused runs by expiry (listExpiredPauses); partial, so a create never writes it.
+    index("runs_paused_idx").on(table.pauseExpiresAt, table.id).where(sql`${table.pausedStep} is not null`),
   ],
 );
 
@@ -230,10 +246,13 @@ export const messages = pgTable(
     runId: uuid("run_id").references(() => runs.id),
     /** The caller's id of an imported message: a repeat within (tenant, thread, channel) is skipped. */
     externalId: text("external_id"),
-    role: text("role").$type<"user" | "assistant">().notNull(),
+    role: text("role").$type<"user" | "assistant" | "tool">().notNull(),
     content: text("content").notNull(),
-    /** The content parts (JSON) when the message was more than text; `content` then holds its text. */
-    parts: jsonText<ContentPart[]>("parts"),
+    /**
+     * The parts (JSON) when the message was more than text (images, files, an assistant's tool
+     * calls, a tool message's results); `content` then holds its text.
+     */
+    parts: jsonText<MemoryPart[]>("parts"),
     createdAt: epochMs("created_at").notNull(),
   },
   (table) => [

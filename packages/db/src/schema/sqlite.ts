@@ -4,17 +4,19 @@
  * JSON documents text; the column helpers in ./sqlite-columns.ts hold those choices.
  */
 import type {
-  ContentPart,
   Cost,
   FinishReason,
+  MemoryPart,
   Metadata,
   Priority,
   PromptDefinition,
+  RequiredAction,
   RunMemory,
   RunStatus,
   TokenUsage,
   WebhookEventType,
 } from "@promptrun/contract";
+import type { RunStepRecord } from "@promptrun/core";
 import { sql } from "drizzle-orm";
 import {
   foreignKey,
@@ -193,6 +195,17 @@ export const runs = sqliteTable(
     leaseUntil: epochMs("lease_until"),
     /** A cancel request the owning instance has yet to act on (it aborts the provider call). */
     cancelRequestedAt: epochMs("cancel_requested_at"),
+    /**
+     * The model calls that answered so far (JSON array, docs/ARCHITECTURE.md "Run storage"):
+     * written once per model call, read with the run.
+     */
+    steps: jsonText<RunStepRecord[]>("steps").notNull().default(sql`'[]'`),
+    /** The client tool calls a paused run waits for (contract RequiredAction); NULL unless paused. */
+    requiredAction: jsonText<RequiredAction>("required_action"),
+    /** The asking step's index while paused, else NULL: the compare-and-set token of a resume or an expiry. */
+    pausedStep: count("paused_step"),
+    /** When a paused run fails for want of tool outputs; NULL unless paused. */
+    pauseExpiresAt: epochMs("pause_expires_at"),
   },
   (table) => [
     foreignKey({ columns: [table.tenantId, table.threadId], foreignColumns: [threads.tenantId, threads.id] }),
@@ -212,6 +225,8 @@ export const runs = sqliteTable(
     index("runs_leased_idx")
       .on(table.tenantId, table.leaseUntil)
       .where(sql`${table.status} = 'pending' and ${table.leaseOwner} is not null`),
+    // Paused runs by expiry (listExpiredPauses); partial, so a create never writes it.
+    index("runs_paused_idx").on(table.pauseExpiresAt, table.id).where(sql`${table.pausedStep} is not null`),
   ],
 );
 
@@ -227,10 +242,13 @@ export const messages = sqliteTable(
     runId: uuid("run_id").references(() => runs.id),
     /** The caller's id of an imported message: a repeat within (tenant, thread, channel) is skipped. */
     externalId: text("external_id"),
-    role: text("role").$type<"user" | "assistant">().notNull(),
+    role: text("role").$type<"user" | "assistant" | "tool">().notNull(),
     content: text("content").notNull(),
-    /** The content parts (JSON) when the message was more than text; `content` then holds its text. */
-    parts: jsonText<ContentPart[]>("parts"),
+    /**
+     * The parts (JSON) when the message was more than text (images, files, an assistant's tool
+     * calls, a tool message's results); `content` then holds its text.
+     */
+    parts: jsonText<MemoryPart[]>("parts"),
     createdAt: epochMs("created_at").notNull(),
   },
   (table) => [

@@ -14,6 +14,7 @@ import {
   type Table,
 } from "drizzle-orm";
 import { decodeCursor } from "./cursor.ts";
+import { NOT_PAUSED } from "./run-records.ts";
 
 /** The columns of a runs table (either dialect) that these rules read. */
 interface RunColumns {
@@ -32,6 +33,7 @@ interface ListedRunColumns extends RunColumns {
   environment: AnyColumn;
   startedAt: AnyColumn;
   metadata: AnyColumn;
+  pausedStep: AnyColumn;
 }
 
 /** The dialect's test of one metadata filter: the key's value is the string or an array containing it. */
@@ -72,17 +74,20 @@ export const runListCondition = (
     cursor ? runsBeforeCursor(runs, cursor) : undefined,
   );
 
-/** A run's phase as the API shows it (core/src/services/to-prompt-run.ts); requires_action: none yet. */
+/**
+ * A run's phase as the API shows it (core/src/services/to-prompt-run.ts): a paused run
+ * requires action whether or not it started; the others are queued until an attempt starts them.
+ */
 const phaseCondition = (
   runs: ListedRunColumns,
   phase: NonNullable<RunListFilter["phase"]>,
-): SQL | undefined => {
-  if (phase === "requires_action") return sql`1 = 0`;
-  return and(
+): SQL | undefined =>
+  and(
     eq(runs.status, "pending"),
-    phase === "queued" ? isNull(runs.startedAt) : isNotNull(runs.startedAt),
+    phase === "requires_action" ? isNotNull(runs.pausedStep) : isNull(runs.pausedStep),
+    phase === "queued" ? isNull(runs.startedAt) : undefined,
+    phase === "running" ? isNotNull(runs.startedAt) : undefined,
   );
-};
 
 /**
  * No pending run of the same channel was created before this one (it is its channel's head).
@@ -94,9 +99,11 @@ export const channelHeadCondition = (runs: Table & RunColumns, earlier: RunColum
     and ${earlier.threadId} = ${runs.threadId} and ${earlier.channel} = ${runs.channel}
     and (${earlier.createdAt}, ${earlier.id}) < (${runs.createdAt}, ${runs.id}))`;
 
-/** What completing a run writes to its row: the outcome, and its secrets and lease let go. */
+/** What completing a run writes to its row: the outcome and steps, and its secrets, lease and pause let go. */
 export const completedRunChanges = (completion: RunCompletion) => ({
   status: "completed" as const,
+  steps: completion.steps,
+  ...NOT_PAUSED,
   output: completion.output,
   outputJson: completion.outputJson ?? null,
   finishReason: completion.finishReason ?? null,
@@ -110,9 +117,14 @@ export const completedRunChanges = (completion: RunCompletion) => ({
   leaseUntil: null,
 });
 
-/** What failing a run writes to its row: the outcome, and its secrets and lease let go. */
+/**
+ * What failing a run writes to its row: the outcome (and the steps, when given), and its secrets,
+ * lease and pause let go.
+ */
 export const failedRunChanges = (failure: RunFailure) => ({
   status: "failed" as const,
+  ...(failure.steps === undefined ? {} : { steps: failure.steps }),
+  ...NOT_PAUSED,
   error: failure.error,
   finishReason: failure.finishReason ?? null,
   memoryWindow: failure.memoryWindow ?? null,

@@ -1,4 +1,4 @@
-import type { ContentPart } from "@promptrun/contract";
+import type { MemoryPart } from "@promptrun/contract";
 import type { ImportedMessage, StoredMessage } from "@promptrun/core";
 import { type AnyColumn, and, eq, gt, type SQL } from "drizzle-orm";
 import { decodeCursor } from "./cursor.ts";
@@ -9,9 +9,9 @@ export interface MessageRow {
   runId: string | null;
   externalId: string | null;
   channel: string;
-  role: "user" | "assistant";
+  role: "user" | "assistant" | "tool";
   content: string;
-  parts: ContentPart[] | null;
+  parts: MemoryPart[] | null;
   createdAt: Date;
 }
 

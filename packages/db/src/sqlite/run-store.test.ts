@@ -23,6 +23,7 @@ const completion = (output: string): RunCompletion => ({
     { role: "assistant", content: output },
   ],
   deliveries: [],
+  steps: [],
 });
 
 describe("SQLite RunStore", () => {

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { ContentPart } from "@promptrun/contract";
+import type { MemoryPart } from "@promptrun/contract";
 import {
   DEFAULT_MEMORY_BOUND,
   type IdempotencyRecord,
@@ -12,7 +12,20 @@ import {
   type RunStore,
   type WebhookDeliveryRecord,
 } from "@promptrun/core";
-import { and, asc, count, eq, getTableColumns, gte, inArray, lte, or, sql } from "drizzle-orm";
+import {
+  and,
+  asc,
+  count,
+  eq,
+  getTableColumns,
+  gte,
+  inArray,
+  isNotNull,
+  isNull,
+  lte,
+  or,
+  sql,
+} from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { alias } from "drizzle-orm/sqlite-core";
 import { recordColumns } from "../schema/record-columns.ts";
@@ -26,6 +39,7 @@ import {
   webhookPayloads,
 } from "../schema/sqlite.ts";
 import { pageFrom } from "../shared/cursor.ts";
+import { pausedRunChanges, resumedRunChanges, toRunRecord } from "../shared/run-records.ts";
 import { channelHeadCondition, leaseRenewalFrom, runListCondition } from "../shared/run-rules.ts";
 import { importRows, threadPageCondition, toStoredMessage } from "../shared/thread-messages.ts";
 import { toUsageRow, type UsageSqlRow } from "../shared/usage-rows.ts";
@@ -88,20 +102,42 @@ const prepareCreateStatements = (raw: Database) => ({
   ),
   complete: raw.prepare<
     { tenant_id: string; thread_id: string; channel: string },
-    [string, string | null, string | null, string | null, string, string, number, string]
+    [string, string | null, string | null, string | null, string, string, string | null, number, string]
   >(
+    // Steps absent keep what saveSteps stored, as in the Postgres store (drizzle skips an
+    // undefined value).
     `UPDATE runs SET status = 'completed', output = ?, output_json = ?, finish_reason = ?,
-       memory_window = ?, token_usage = ?, cost = ?, error = NULL,
-       finished_at = ?, encrypted_env_vars = NULL, lease_owner = NULL, lease_until = NULL
+       memory_window = ?, token_usage = ?, cost = ?, steps = coalesce(?, steps), error = NULL,
+       finished_at = ?, encrypted_env_vars = NULL, lease_owner = NULL, lease_until = NULL,
+       required_action = NULL, paused_step = NULL, pause_expires_at = NULL
      WHERE id = ? AND status = 'pending'
      RETURNING tenant_id, thread_id, channel`,
   ),
-  fail: raw.prepare<{ id: string }, [string, string | null, string | null, string | null, number, string]>(
+  // The steps are kept when not given; with a paused step, only a run still paused there ends.
+  fail: raw.prepare<
+    { id: string },
+    [
+      string,
+      string | null,
+      string | null,
+      string | null,
+      string | null,
+      number,
+      string,
+      number | null,
+      number | null,
+    ]
+  >(
     `UPDATE runs SET status = 'failed', error = ?, finish_reason = ?, memory_window = ?, cost = ?,
-       finished_at = ?,
-       encrypted_env_vars = NULL, lease_owner = NULL, lease_until = NULL
-     WHERE id = ? AND status = 'pending'
+       steps = coalesce(?, steps), finished_at = ?,
+       encrypted_env_vars = NULL, lease_owner = NULL, lease_until = NULL,
+       required_action = NULL, paused_step = NULL, pause_expires_at = NULL
+     WHERE id = ? AND status = 'pending' AND (? IS NULL OR paused_step = ?)
      RETURNING id`,
+  ),
+  /** Once per model call: its own statement, so the JSON is the only value bound. */
+  saveSteps: raw.prepare<{ id: string }, [string, string]>(
+    "UPDATE runs SET steps = ? WHERE id = ? AND status = 'pending' RETURNING id",
   ),
   insertMessage: raw.prepare<never, [string, string, string, string, string, string, string | null, number]>(
     `INSERT INTO messages (tenant_id, thread_id, channel, run_id, role, content, parts, created_at)
@@ -114,7 +150,7 @@ const prepareCreateStatements = (raw: Database) => ({
       WHERE tenant_id = ? AND thread_id = ? AND channel = ? ORDER BY seq DESC LIMIT ?`,
   ),
   selectMemoryFrom: raw.prepare<
-    { role: "user" | "assistant"; content: string; parts: string | null },
+    { role: "user" | "assistant" | "tool"; content: string; parts: string | null },
     [string, string, string, number]
   >(
     `SELECT role, content, parts FROM messages
@@ -155,8 +191,11 @@ export const insertDeliveries = (
 const jsonOrNull = (value: unknown): string | null =>
   value === undefined || value === null ? null : JSON.stringify(value);
 
-/** A RunRecord's columns (the lease columns stay out of it). */
+/** A RunRecord's columns (the lease columns stay out of it; toRunRecord makes the pause of its columns). */
 const runRecord = recordColumns(getTableColumns(runs));
+
+const isPaused = isNotNull(runs.pausedStep);
+const notPaused = isNull(runs.pausedStep);
 
 /** A literal, not a parameter, so the partial indexes (`WHERE status = 'pending'`) apply. */
 const isPending = sql`${runs.status} = 'pending'`;
@@ -192,6 +231,24 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
   const { groupCommit } = options;
   const pending = eq(runs.status, "pending");
 
+  /** Takes the key for its run unless a fresh record holds it (create and resume share this). */
+  const claimIdempotencyKey = (idempotency: IdempotencyRecord, expiredBefore: Date | undefined): void => {
+    const claimed = statements.claimIdempotencyKey.get(
+      idempotency.tenantId,
+      idempotency.key,
+      idempotency.requestHash,
+      idempotency.runId,
+      idempotency.threadId,
+      idempotency.createdAt.getTime(),
+      // Without an expiry, any existing record holds the key.
+      expiredBefore?.getTime() ?? Number.MIN_SAFE_INTEGER,
+    );
+    if (!claimed) {
+      // Rolled back with the rest of the write by the group commit's savepoint.
+      throw new PromptrunError("conflict", "the Idempotency-Key is already used by another run");
+    }
+  };
+
   const create = (run: NewRun, idempotency?: IdempotencyRecord, expiredBefore?: Date): void => {
     const createdAt = run.createdAt.getTime();
     statements.insertThread.run(run.tenantId, run.threadId, createdAt);
@@ -213,22 +270,7 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
         createdAt,
       ),
     );
-    if (idempotency) {
-      const claimed = statements.claimIdempotencyKey.get(
-        idempotency.tenantId,
-        idempotency.key,
-        idempotency.requestHash,
-        idempotency.runId,
-        idempotency.threadId,
-        idempotency.createdAt.getTime(),
-        // Without an expiry, any existing record holds the key.
-        expiredBefore?.getTime() ?? Number.MIN_SAFE_INTEGER,
-      );
-      if (!claimed) {
-        // Rolled back with the run by the caller's savepoint.
-        throw new PromptrunError("conflict", "the Idempotency-Key is already used by another run");
-      }
-    }
+    if (idempotency) claimIdempotencyKey(idempotency, expiredBefore);
   };
 
   return {
@@ -237,17 +279,17 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
     },
 
     async get(tenantId, id) {
-      return (
-        db
-          .select(runRecord)
-          .from(runs)
-          .where(and(eq(runs.id, id), eq(runs.tenantId, tenantId)))
-          .get() ?? null
-      );
+      const row = db
+        .select(runRecord)
+        .from(runs)
+        .where(and(eq(runs.id, id), eq(runs.tenantId, tenantId)))
+        .get();
+      return row ? toRunRecord(row) : null;
     },
 
     async getById(id) {
-      return db.select(runRecord).from(runs).where(eq(runs.id, id)).get() ?? null;
+      const row = db.select(runRecord).from(runs).where(eq(runs.id, id)).get();
+      return row ? toRunRecord(row) : null;
     },
 
     async list(tenantId, filter, page) {
@@ -257,7 +299,8 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
         .where(runListCondition(runs, tenantId, filter, page.cursor, sqliteMetadataMatch))
         .orderBy(sql`${runs.createdAt} desc`, sql`${runs.id} desc`)
         .limit(page.limit + 1)
-        .all();
+        .all()
+        .map(toRunRecord);
       return pageFrom(rows, page.limit, (row) => [row.createdAt.getTime(), row.id]);
     },
 
@@ -266,7 +309,13 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
     },
 
     async listPending() {
-      return db.select(runRecord).from(runs).where(pending).orderBy(asc(runs.createdAt), asc(runs.id)).all();
+      return db
+        .select(runRecord)
+        .from(runs)
+        .where(pending)
+        .orderBy(asc(runs.createdAt), asc(runs.id))
+        .all()
+        .map(toRunRecord);
     },
 
     markStarted(id, at, attempts) {
@@ -284,6 +333,7 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
           jsonOrNull(completion.memoryWindow),
           JSON.stringify(completion.tokenUsage),
           JSON.stringify(completion.cost),
+          jsonOrNull(completion.steps),
           completion.finishedAt.getTime(),
           id,
         );
@@ -312,13 +362,64 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
           failure.finishReason ?? null,
           jsonOrNull(failure.memoryWindow),
           failure.cost === null ? null : JSON.stringify(failure.cost),
+          failure.steps === undefined ? null : JSON.stringify(failure.steps),
           failure.finishedAt.getTime(),
           id,
+          failure.pausedStep ?? null,
+          failure.pausedStep ?? null,
         );
         if (!ended) return false;
         insertDeliveries(db, failure.deliveries);
         return true;
       }, ENGINE_WRITE);
+    },
+
+    saveSteps(id, steps) {
+      return groupCommit.submit(
+        () => Boolean(statements.saveSteps.get(JSON.stringify(steps), id)),
+        ENGINE_WRITE,
+      );
+    },
+
+    pause(id, paused) {
+      return groupCommit.submit(() => {
+        const row = db
+          .update(runs)
+          .set(pausedRunChanges(paused))
+          .where(and(eq(runs.id, id), isPending, notPaused))
+          .returning({ id: runs.id })
+          .get();
+        if (!row) return false;
+        insertDeliveries(db, paused.deliveries);
+        return true;
+      }, ENGINE_WRITE);
+    },
+
+    resume(id, resumption, idempotency, resumeOptions) {
+      // A client's request (tool outputs), like create: a locked database rejects it soon (503).
+      return groupCommit.submit(() => {
+        const row = db
+          .update(runs)
+          .set(resumedRunChanges(resumption))
+          .where(and(eq(runs.id, id), isPending, eq(runs.pausedStep, resumption.step)))
+          .returning({ id: runs.id })
+          .get();
+        if (!row) return false;
+        if (idempotency) claimIdempotencyKey(idempotency, resumeOptions?.idempotencyExpiredBefore);
+        return true;
+      });
+    },
+
+    async listExpiredPauses(now, limit) {
+      // runs_paused_idx: the paused runs only, by expiry.
+      return db
+        .select(runRecord)
+        .from(runs)
+        .where(and(isPaused, lte(runs.pauseExpiresAt, now), isPending))
+        .orderBy(asc(runs.pauseExpiresAt), asc(runs.id))
+        .limit(limit)
+        .all()
+        .map(toRunRecord);
     },
 
     async memory(tenantId, threadId, channel, bound = DEFAULT_MEMORY_BOUND) {
@@ -329,7 +430,7 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
       const total =
         knownTotal(sizes, bound) ?? statements.countMemory.get(tenantId, threadId, channel)?.total ?? 0;
       const messages = rows.map(({ role, content, parts }) =>
-        parts === null ? { role, content } : { role, content, parts: JSON.parse(parts) as ContentPart[] },
+        parts === null ? { role, content } : { role, content, parts: JSON.parse(parts) as MemoryPart[] },
       );
       return { messages, dropped: Math.max(0, total - messages.length) };
     },
@@ -428,6 +529,8 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
               eq(runs.id, id),
               isPending,
               or(leaseFree(now), eq(runs.leaseOwner, owner)),
+              // A paused run waits for its caller; only a cancel takes it (to end it).
+              claimOptions?.ignoreChannelOrder ? undefined : notPaused,
               claimOptions?.ignoreChannelOrder ? undefined : isChannelHead,
               tenantLimit === undefined ? undefined : sql`${liveLeasesOfTenant(now)} < ${tenantLimit}`,
             ),
@@ -470,14 +573,17 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
             and(
               isPending,
               sql`${runs.priority} = ${sql.raw(`'${priority}'`)}`,
+              notPaused,
               leaseFree(now),
+              // A paused head still blocks its channel (it is pending): the channel yields nothing.
               isChannelHead,
               tenantLimit === undefined ? undefined : sql`${liveLeasesOfTenant(now)} < ${tenantLimit}`,
             ),
           )
           .orderBy(asc(runs.createdAt), asc(runs.id))
           .limit(limit)
-          .all(),
+          .all()
+          .map(toRunRecord),
       );
     },
 

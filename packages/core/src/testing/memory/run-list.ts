@@ -7,7 +7,9 @@ const metadataHas = (metadata: RunRecord["metadata"], key: string, value: string
 };
 
 const phaseMatches = (run: RunRecord, phase: NonNullable<RunListFilter["phase"]>): boolean => {
-  if (phase === "requires_action" || run.status !== "pending") return false;
+  if (run.status !== "pending") return false;
+  if (phase === "requires_action") return run.pause !== null;
+  if (run.pause !== null) return false;
   return phase === "queued" ? run.startedAt === null : run.startedAt !== null;
 };
 

@@ -71,6 +71,14 @@ export function createMemoryRunStore(
     }
     return true;
   };
+  /** Takes the key unless a fresh record holds it (create and resume share this). */
+  const claimIdempotencyKey = (record: IdempotencyRecord, expiredBefore: Date | undefined) => {
+    const key = `${record.tenantId}/${record.key}`;
+    const existing = idempotency.get(key);
+    const expired = existing && expiredBefore && existing.createdAt < expiredBefore;
+    if (existing && !expired) throw conflict("Idempotency-Key already used");
+    idempotency.set(key, copy(record));
+  };
   const liveLeasesOf = (tenantId: string, except: string, now: Date) => {
     let count = 0;
     for (const [id, lease] of leases) {
@@ -89,14 +97,7 @@ export function createMemoryRunStore(
         references.tenant(run.tenantId) && references.promptVersion(run.promptVersionId),
         `run ${run.id}`,
       );
-      if (idempotencyRecord) {
-        const key = `${idempotencyRecord.tenantId}/${idempotencyRecord.key}`;
-        const existing = idempotency.get(key);
-        const expiredBefore = options?.idempotencyExpiredBefore;
-        const expired = existing && expiredBefore && existing.createdAt < expiredBefore;
-        if (existing && !expired) throw conflict("Idempotency-Key already used");
-        idempotency.set(key, copy(idempotencyRecord));
-      }
+      if (idempotencyRecord) claimIdempotencyKey(idempotencyRecord, options?.idempotencyExpiredBefore);
       const key = threadKey(run.tenantId, run.threadId);
       if (!threads.has(key)) threads.set(key, { id: run.threadId, createdAt: run.createdAt, messages: [] });
       runs.set(run.id, pendingRunRecord(copy(run)));
@@ -159,6 +160,9 @@ export function createMemoryRunStore(
       run.finishedAt = completion.finishedAt;
       run.error = null;
       run.encryptedEnvVars = null;
+      // Steps absent keep what saveSteps stored, as in the SQL stores.
+      if (completion.steps !== undefined) run.steps = copy(completion.steps);
+      run.pause = null;
       const thread = threads.get(threadKey(run.tenantId, run.threadId));
       for (const message of completion.memory) {
         thread?.messages.push({
@@ -175,6 +179,8 @@ export function createMemoryRunStore(
     async fail(id, failure) {
       const run = runs.get(id);
       if (run?.status !== "pending") return false;
+      // An expiring pause fails only a run still paused there (a resume may have won).
+      if (failure.pausedStep !== undefined && run.pause?.step !== failure.pausedStep) return false;
       onDeliveries(failure.deliveries);
       leases.delete(id);
       run.status = "failed";
@@ -186,7 +192,45 @@ export function createMemoryRunStore(
       run.output = null;
       run.tokenUsage = null;
       run.encryptedEnvVars = null;
+      if (failure.steps !== undefined) run.steps = copy(failure.steps);
+      run.pause = null;
       return true;
+    },
+    async saveSteps(id, steps) {
+      const run = runs.get(id);
+      if (run?.status !== "pending") return false;
+      run.steps = copy(steps);
+      return true;
+    },
+    async pause(id, paused) {
+      const run = runs.get(id);
+      if (run?.status !== "pending" || run.pause !== null) return false;
+      onDeliveries(paused.deliveries);
+      // A paused run holds no slot.
+      leases.delete(id);
+      run.steps = copy(paused.steps);
+      run.pause = copy(paused.pause);
+      return true;
+    },
+    async resume(id, resumption, idempotencyRecord, options) {
+      const run = runs.get(id);
+      if (run?.status !== "pending" || run.pause?.step !== resumption.step) return false;
+      // Before any change: a taken key leaves the run paused.
+      if (idempotencyRecord) claimIdempotencyKey(idempotencyRecord, options?.idempotencyExpiredBefore);
+      run.steps = copy(resumption.steps);
+      run.pause = null;
+      return true;
+    },
+    async listExpiredPauses(now, limit) {
+      return [...runs.values()]
+        .filter((run) => run.status === "pending" && run.pause !== null && run.pause.expiresAt <= now)
+        .sort(
+          (a, b) =>
+            a.pause!.expiresAt.getTime() - b.pause!.expiresAt.getTime() ||
+            (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+        )
+        .slice(0, limit)
+        .map(copy);
     },
     async memory(tenantId, threadId, channel, bound = DEFAULT_MEMORY_BOUND) {
       const thread = threads.get(threadKey(tenantId, threadId));
@@ -281,6 +325,8 @@ export function createMemoryRunStore(
       const run = runs.get(id);
       if (run?.status !== "pending") return false;
       if (!leaseFree(id, now) && leases.get(id)?.owner !== owner) return false;
+      // A paused run waits for its caller; only a cancel takes it (to end it).
+      if (!options?.ignoreChannelOrder && run.pause !== null) return false;
       if (!options?.ignoreChannelOrder && !isChannelHead(run)) return false;
       if (options?.tenantLimit !== undefined && liveLeasesOf(run.tenantId, id, now) >= options.tenantLimit)
         return false;
@@ -306,6 +352,7 @@ export function createMemoryRunStore(
         .filter(
           (run) =>
             run.status === "pending" &&
+            run.pause === null &&
             leaseFree(run.id, now) &&
             isChannelHead(run) &&
             (tenantLimit === undefined || liveLeasesOf(run.tenantId, run.id, now) < tenantLimit),

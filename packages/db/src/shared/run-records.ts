@@ -1,0 +1,45 @@
+import type { RequiredAction } from "@promptrun/contract";
+import type { RunPause, RunRecord, RunResumption, RunStepRecord } from "@promptrun/core";
+
+/**
+ * A runs row as both stores select it: a RunRecord whose pause is still its three columns
+ * (docs/ARCHITECTURE.md "Run storage").
+ */
+export interface StoredRunRow extends Omit<RunRecord, "pause"> {
+  requiredAction: RequiredAction | null;
+  pausedStep: number | null;
+  pauseExpiresAt: Date | null;
+}
+
+/** The row as the port's RunRecord: a non-null paused_step is a pause. */
+export const toRunRecord = ({
+  requiredAction,
+  pausedStep,
+  pauseExpiresAt,
+  ...record
+}: StoredRunRow): RunRecord => ({
+  ...record,
+  pause:
+    pausedStep === null || requiredAction === null || pauseExpiresAt === null
+      ? null
+      : { step: pausedStep, requiredAction, expiresAt: pauseExpiresAt },
+});
+
+/** The pause columns of a run that is not paused (an end or a resume clears them). */
+export const NOT_PAUSED = { requiredAction: null, pausedStep: null, pauseExpiresAt: null } as const;
+
+/** What pausing writes: the steps, the pause, and the lease let go (a paused run holds no slot). */
+export const pausedRunChanges = (paused: { steps: RunStepRecord[]; pause: RunPause }) => ({
+  steps: paused.steps,
+  requiredAction: paused.pause.requiredAction,
+  pausedStep: paused.pause.step,
+  pauseExpiresAt: paused.pause.expiresAt,
+  leaseOwner: null,
+  leaseUntil: null,
+});
+
+/** What resuming writes: the steps with the caller's outputs, and the pause cleared. */
+export const resumedRunChanges = (resumption: RunResumption) => ({
+  steps: resumption.steps,
+  ...NOT_PAUSED,
+});

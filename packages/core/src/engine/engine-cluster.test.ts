@@ -277,11 +277,12 @@ describe("engines sharing a store", () => {
     const ended = await cluster.waitForEnd(run.id, 5_000);
     await successor.stop({ graceMs: 0 });
     expect(ended.status).toBe("completed");
-    // Restarted from the first word: a new run.started, then the tokens again from index 0.
+    // Restarted from the first word: a new run.started and run.step, then the tokens again from index 0.
     const events = cluster.eventsOf(run.id).map((delivered) => delivered.event);
     const restart = events.findLastIndex((event) => event.type === "run.started");
     expect(events.filter((event) => event.type === "run.started")).toHaveLength(2);
-    const next = events[restart + 1];
+    expect(events[restart + 1]?.type).toBe("run.step");
+    const next = events[restart + 2];
     expect(next?.type === "run.token" && next.data.index).toBe(0);
   });
 

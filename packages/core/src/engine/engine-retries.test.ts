@@ -51,7 +51,7 @@ describe("engine retries", () => {
     expect(openai.requests[1]!.receivedAt - openai.requests[0]!.receivedAt).toBeGreaterThanOrEqual(950);
     // The 429 consumed nothing: no retry cost, and no second run.started since no token went out.
     expect(ended.cost?.retries.total).toBe(0);
-    expect(eventTypes(fixture, ended.id)).toEqual(["run.started", "run.token", "run.completed"]);
+    expect(eventTypes(fixture, ended.id)).toEqual(["run.started", "run.step", "run.token", "run.completed"]);
   });
 
   test("500s until the attempts run out: failed with the provider's status and message", async () => {
@@ -64,7 +64,7 @@ describe("engine retries", () => {
     expect(openai.requests).toHaveLength(3);
     expect(ended.tokenUsage).toBeNull();
     expect(ended.cost?.total).toBe(0);
-    expect(eventTypes(fixture, ended.id)).toEqual(["run.started", "run.failed"]);
+    expect(eventTypes(fixture, ended.id)).toEqual(["run.started", "run.step", "run.failed"]);
   });
 
   test("401 fails at once, with the key redacted from the provider's message", async () => {

@@ -183,12 +183,9 @@ describe("engine tool loop", () => {
     expect(indexes).toEqual(indexes.map((_, index) => index));
 
     // The channel's next run went after it, and saw the whole tool exchange in its memory.
-    const next = await fixture.waitForEnd(sameChannel.id);
-    expect(next.status).toBe("completed");
-    const thirdCall = model.doStreamCalls.find(
-      (call, index) => index >= 2 && call.prompt.some((m) => m.role === "tool"),
-    );
-    expect(thirdCall?.prompt.map((message) => message.role)).toEqual([
+    await waitForPause(fixture, sameChannel.id);
+    const nextCall = model.doStreamCalls.at(-1);
+    expect(nextCall?.prompt.map((message) => message.role)).toEqual([
       "system",
       "user",
       "assistant",

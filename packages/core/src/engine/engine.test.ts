@@ -69,10 +69,11 @@ describe("engine with real AI SDK providers against wire-level fakes", () => {
       stream_options: { include_usage: true },
     });
 
-    // Event sequence on the bus: started, tokens (concatenating to the output), completed.
+    // Event sequence on the bus: started, its one step, tokens (concatenating to the output), completed.
     const events = fixture.eventsOf(run.id).map((delivered) => delivered.event);
     expect(events.map((event) => event.type)).toEqual([
       "run.started",
+      "run.step",
       "run.token",
       "run.token",
       "run.token",

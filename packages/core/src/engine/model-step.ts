@@ -124,10 +124,6 @@ export async function runModelStep(context: StepContext, request: StepRequest): 
   const retryBlocks: CostBlock[] = [];
   let tokensSinceStartedEvent = request.announceFirstAttempt;
   const stepStartedAt = clock.now();
-  deps.events.publish(run.tenantId, run.threadId, {
-    type: "run.step",
-    data: { runId: run.id, step: request.index },
-  });
 
   const priceBlock = (usage: TokenUsage): CostBlock =>
     costBlock(
@@ -171,6 +167,12 @@ export async function runModelStep(context: StepContext, request: StepRequest): 
     // A retry after tokens went out restarts the step's text: clients drop what they had (contract).
     if (tokensSinceStartedEvent) context.announceAttempt(attempt);
     tokensSinceStartedEvent = false;
+    if (attempt === firstAttempt) {
+      deps.events.publish(run.tenantId, run.threadId, {
+        type: "run.step",
+        data: { runId: run.id, step: request.index },
+      });
+    }
 
     const attemptStartedAt = Date.now();
     const { result, tokens } = await runAttempt(context, request, () => {

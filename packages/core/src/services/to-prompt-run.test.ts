@@ -40,6 +40,7 @@ const record = (overrides: Partial<RunRecord>): RunRecord => ({
 
 const step = (index: number, overrides: Partial<RunStepRecord> = {}): RunStepRecord => ({
   index,
+  attempts: 1,
   model: "openai:gpt-4o-mini",
   text: index === 0 ? "" : "It is sunny.",
   toolCalls: index === 0 ? [{ id: "call_1", name: "lookup_order", arguments: { number: "42" } }] : [],
@@ -163,7 +164,8 @@ describe("toPromptRun", () => {
     expect(run.steps.map((shown) => shown.index)).toEqual([0, 1]);
     for (const [index, shown] of run.steps.entries()) {
       expect(shown).not.toHaveProperty("tokens");
-      const { tokens: _tokens, ...expected } = steps[index]!;
+      expect(shown).not.toHaveProperty("attempts");
+      const { tokens: _tokens, attempts: _attempts, ...expected } = steps[index]!;
       expect(shown).toEqual(expected);
     }
     expect(promptRunSchema.parse(run)).toEqual(run);

@@ -11,7 +11,7 @@ const phaseOf = (record: RunRecord): RunPhase =>
   record.pause ? "requires_action" : record.startedAt ? "running" : "queued";
 
 /** A stored step as the API shows it: without the run.token count the engine keeps for itself. */
-const toRunStep = ({ tokens: _tokens, ...step }: RunStepRecord): RunStep => step;
+const toRunStep = ({ tokens: _tokens, attempts: _attempts, ...step }: RunStepRecord): RunStep => step;
 
 /**
  * RunRecord → the contract's PromptRun, enforcing the run state rules (docs/PRODUCT-RULES.md "Runs") whatever the record

@@ -27,6 +27,7 @@ const usage = { input: 4, inputCached: 1, output: 3, reasoning: 2, total: 7 };
 /** A step as the engine stores it: ISO timestamps inside, JSON of any shape in tool outputs. */
 const step = (index: number, overrides: Partial<RunStepRecord> = {}): RunStepRecord => ({
   index,
+  attempts: 1,
   model: "openai:o4-mini",
   text: `step ${index} «ünïcode» "quoted"`,
   toolCalls: [

@@ -14,6 +14,7 @@ const zeroBlock = { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 
 /** A model call that asked for a client tool (a step as stored, ISO timestamps inside). */
 const toolStep = (index: number): RunStepRecord => ({
   index,
+  attempts: 1,
   model: "dev:echo",
   text: "",
   toolCalls: [{ id: `call_${index}`, name: "approve", arguments: { amount: index } }],

@@ -8,6 +8,7 @@ import type { PromptFileInput } from "@promptrun/contract";
 import { simulateReadableStream } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import type { RunRecord } from "../ports.ts";
+import { startFakeAnthropic, startFakeOpenAI } from "../testing/fake-providers/index.ts";
 import { createEngineFixture, type EngineFixture, type FixtureOptions } from "./engine-test-fixture.ts";
 import { withLastStep, withResults } from "./run-steps.ts";
 
@@ -339,4 +340,57 @@ describe("engine tool loop", () => {
     // The second call is the run's next step, with the stored one as history (not sent as new).
     expect(lastMessage(model.doStreamCalls[1]!.prompt).role).toBe("tool");
   });
+});
+
+describe("tool loop against wire-level providers", () => {
+  const providerCases = [
+    {
+      name: "OpenAI",
+      start: startFakeOpenAI,
+      model: "openai:gpt-4o-mini",
+      config: (baseUrl: string) => ({ openai: { apiKey: "sk-test", baseUrl }, anthropic: {}, compatible: [] }),
+    },
+    {
+      name: "Anthropic",
+      start: startFakeAnthropic,
+      model: "anthropic:claude-sonnet-4-5",
+      config: (baseUrl: string) => ({ openai: {}, anthropic: { apiKey: "sk-ant-test", baseUrl }, compatible: [] }),
+    },
+  ];
+  for (const provider of providerCases) {
+    test(`${provider.name}: tools and tool choice are sent, the call pauses, and the outputs go back as tool results`, async () => {
+      const upstream = provider.start([
+        { type: "stream", tokens: ["Let me look. "], toolCalls: [{ id: "call_a", name: "lookup_order", arguments: { number: "A-7" } }] },
+        { type: "stream", tokens: ["It ", "shipped."] },
+      ]);
+      servers.push({ stop: () => void upstream.close() });
+      const fixture = await createEngineFixture({
+        prompt: { model: provider.model, tools: [functionTool], toolChoice: "required" },
+        config: { providers: provider.config(upstream.baseUrl) },
+      });
+      fixtures.push(fixture);
+      await fixture.engine.start();
+      const run = await fixture.createRun();
+      const paused = await waitForPause(fixture, run.id);
+      expect(paused.steps[0]!.text).toBe("Let me look. ");
+      expect(paused.pause!.requiredAction.toolCalls).toEqual([
+        { id: "call_a", name: "lookup_order", arguments: { number: "A-7" } },
+      ]);
+      const first = upstream.requests[0]!;
+      expect(first.tools.map((tool) => tool.name)).toEqual(["lookup_order"]);
+      expect(first.tools[0]!.parameters).toMatchObject(functionTool.parameters);
+      expect(JSON.stringify(first.toolChoice)).toMatch(provider.name === "OpenAI" ? /required/ : /any/);
+
+      await submit(fixture, paused, { call_a: "shipped on Monday" });
+      const ended = await fixture.waitForEnd(run.id);
+      expect(ended.output).toBe("It shipped.");
+      const second = upstream.requests[1]!;
+      expect(second.toolCalls).toEqual([{ id: "call_a", name: "lookup_order", arguments: { number: "A-7" } }]);
+      expect(JSON.stringify(second.toolResults[0]!.content)).toContain("shipped on Monday");
+      expect(second.toolResults[0]!.toolCallId).toBe("call_a");
+      expect(ended.steps.map((step) => step.finishReason)).toEqual(["tool-calls", "stop"]);
+      expect(ended.tokenUsage!.total).toBe(ended.steps[0]!.usage.total + ended.steps[1]!.usage.total);
+      expect(ended.cost!.success.total).toBeCloseTo(ended.steps[0]!.cost.total + ended.steps[1]!.cost.total, 12);
+    });
+  }
 });

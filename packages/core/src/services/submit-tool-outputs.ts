@@ -45,6 +45,18 @@ export type SubmitToolOutputs = (
 export function createSubmitToolOutputs(dependencies: SubmitToolOutputsDependencies): SubmitToolOutputs {
   const { store, config, clock, engine, fingerprint, requireRun, replay } = dependencies;
 
+  /** Where a key's request stands: none yet, or answered (replayed, or a conflict). */
+  const replayOf = async (
+    tenantId: string,
+    idempotencyKey: string | undefined,
+    notBefore: Date,
+    fingerprinted: unknown,
+  ) => {
+    if (idempotencyKey === undefined) return null;
+    const existing = await store.runs.findIdempotency(tenantId, idempotencyKey, notBefore);
+    return existing ? replay(existing, fingerprinted) : null;
+  };
+
   return async (tenant, runId, body, options) => {
     // Answering tools makes the run call its model again: it spends, as a new run would.
     if (!tenant.subscriptionActive) throw forbidden("no active subscription");
@@ -58,10 +70,8 @@ export function createSubmitToolOutputs(dependencies: SubmitToolOutputsDependenc
     const notBefore = new Date(now.getTime() - config.idempotencyTtlSeconds * 1000);
     // Keys share create-run's namespace; the operation and the run are part of the fingerprint.
     const fingerprinted = { operation: "tool-outputs", run: run.id, request };
-    if (idempotencyKey !== undefined) {
-      const existing = await store.runs.findIdempotency(tenant.id, idempotencyKey, notBefore);
-      if (existing) return replay(existing, fingerprinted);
-    }
+    const replayed = await replayOf(tenant.id, idempotencyKey, notBefore, fingerprinted);
+    if (replayed) return replayed;
 
     const reason = notWaitingReason(run, now);
     if (reason !== null || run.pause === null)
@@ -88,20 +98,16 @@ export function createSubmitToolOutputs(dependencies: SubmitToolOutputsDependenc
       });
     } catch (error) {
       // The same key was taken meanwhile (a concurrent retry): answer as its replay.
-      if (idempotencyKey !== undefined && PromptrunError.isInstance(error) && error.code === "conflict") {
-        const winner = await store.runs.findIdempotency(tenant.id, idempotencyKey, notBefore);
-        if (winner) return replay(winner, fingerprinted);
-      }
+      const isTakenKey = PromptrunError.isInstance(error) && error.code === "conflict";
+      const winner = isTakenKey ? await replayOf(tenant.id, idempotencyKey, notBefore, fingerprinted) : null;
+      if (winner) return winner;
       throw error;
     }
     if (!resumed) {
-      // A concurrent retry with this key may have won: it is replayed, not refused.
-      const winner =
-        idempotencyKey === undefined
-          ? null
-          : await store.runs.findIdempotency(tenant.id, idempotencyKey, notBefore);
-      if (winner) return replay(winner, fingerprinted);
-      // Another submission, an expiry or a cancel got there first: say where the run is now.
+      // A concurrent retry with this key may have won (replayed, not refused); else another
+      // submission, an expiry or a cancel got there first: say where the run is now.
+      const winner = await replayOf(tenant.id, idempotencyKey, notBefore, fingerprinted);
+      if (winner) return winner;
       const current = await requireRun(tenant.id, run.id);
       throw conflict(
         notWaitingReason(current, clock.now()) ??

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { slugSchema } from "./ids.ts";
 import {
-  jsonSchemaDocumentSchema,
   modelRefSchema,
   outputSpecSchema,
   promptMessageSchema,
@@ -28,7 +27,9 @@ export type RenderRequest = z.infer<typeof renderRequestSchema>;
 const offeredToolFields = {
   name: z.string(),
   description: z.string().nullable(),
-  parameters: jsonSchemaDocumentSchema.meta({ description: "The tool's JSON Schema of its arguments." }),
+  parameters: z
+    .record(z.string(), z.unknown())
+    .meta({ description: "The tool's JSON Schema of its arguments." }),
 };
 
 /**

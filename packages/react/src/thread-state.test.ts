@@ -199,7 +199,7 @@ describe("threadStreamReducer", () => {
     test("results and the next step continue it; token indexes go on; completion keeps every step", () => {
       const state = fold([
         ...pausedEvents,
-        result(lookup, false),
+        // A server tool's result, then the next step: the client's calls were answered.
         result(clock, true),
         step(1),
         token(2, "It "),
@@ -217,6 +217,13 @@ describe("threadStreamReducer", () => {
         "done",
         "error",
         "It shipped.",
+      ]);
+      // Until then, a result marks only its own call.
+      const answeredOne = fold([...pausedEvents, result(lookup, false)]).runs[runId];
+      expect(answeredOne?.parts.map((part) => part.type === "tool-call" && part.state)).toEqual([
+        false,
+        "done",
+        "awaiting-output",
       ]);
       const done = fold([completed], state).runs[runId];
       expect(done).toMatchObject({ status: "completed", text: "It shipped." });

@@ -206,8 +206,15 @@ function onStep(
   const run = known ?? newRun(runId, "default");
   // A replayed or older step changes nothing.
   if (isEnded(run) || (known && step <= known.step)) return null;
+  // A step after a pause: the awaited calls were answered (client outputs send no tool_result).
+  const parts = run.parts.map((part) =>
+    part.type === "tool-call" && part.state === "awaiting-output"
+      ? { ...part, state: "done" as const }
+      : part,
+  );
   return {
     ...run,
+    parts,
     status: "streaming",
     requiredAction: null,
     step,

@@ -81,7 +81,7 @@ const streamEvents: Array<{ name: string; component: string; schema: z.ZodType; 
     component: "RunToolResultEvent",
     schema: runToolResultEventSchema,
     description:
-      "A tool call has its result (server tools as they finish, client tools once submitted); the output itself is in the run's `steps`.",
+      "A server tool call has its result, or a call was refused at once (unknown tool, bad arguments); the output itself is in the run's `steps`, as are the outputs a caller submits (they send no event).",
   },
   {
     name: "run.requires_action",

@@ -368,12 +368,8 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
       executedBy: "client" as const,
     }));
     run.steps = run.steps.map((each) => (each.index === step ? { ...each, toolResults: results } : each));
+    // As the engine: a client's outputs are in the run's steps; no run.tool_result is sent for them.
     Object.assign(run, { phase: "running", requiredAction: null });
-    for (const result of results)
-      publish(run.thread, {
-        type: "run.tool_result",
-        data: { runId: run.id, step, toolCallId: result.toolCallId, name: result.name, isError: false },
-      });
     const next = (paused.script.afterToolOutputs ?? echoOutputs)(toolOutputs);
     void execute(run, next, paused.progress);
     return json({ id: run.id, thread: run.thread }, 202, { location: `/api/v1/promptruns/${run.id}` });

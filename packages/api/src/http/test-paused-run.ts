@@ -23,22 +23,23 @@ export async function pauseRun(
   const zero = { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 };
   await store.runs.markStarted(runId, now, 1);
   const expiresAt = new Date(now.getTime() + seconds * 1000);
+  // A stored step: the contract's fields and the engine's own counters.
+  const step = {
+    index: 0,
+    model: "dev:echo",
+    text: "",
+    toolCalls,
+    toolResults: [],
+    finishReason: "tool-calls" as const,
+    usage: { input: 10, inputCached: 0, output: 4, reasoning: 0, total: 14 },
+    cost: { success: zero, retries: zero, total: 0 },
+    startedAt: now.toISOString(),
+    finishedAt: now.toISOString(),
+    tokens: 0,
+    attempts: 1,
+  };
   const paused = await store.runs.pause(runId, {
-    steps: [
-      {
-        index: 0,
-        model: "dev:echo",
-        text: "",
-        toolCalls,
-        toolResults: [],
-        finishReason: "tool-calls",
-        usage: { input: 10, inputCached: 0, output: 4, reasoning: 0, total: 14 },
-        cost: { success: zero, retries: zero, total: 0 },
-        startedAt: now.toISOString(),
-        finishedAt: now.toISOString(),
-        tokens: 0,
-      },
-    ],
+    steps: [step],
     pause: {
       step: 0,
       requiredAction: { type: "submit_tool_outputs", toolCalls, expiresAt: expiresAt.toISOString() },

@@ -14,23 +14,28 @@ const calls: ToolCall[] = [
 ];
 const PAUSE_SECONDS = 600;
 
-const stepOf = (index: number, toolCalls: ToolCall[], at: Date): RunStepRecord => ({
-  index,
-  model: "dev:echo",
-  text: "",
-  toolCalls,
-  toolResults: [],
-  finishReason: "tool-calls",
-  usage: { input: 10, inputCached: 0, output: 5, reasoning: 0, total: 15 },
-  cost: {
-    success: { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 },
-    retries: { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 },
-    total: 0,
-  },
-  startedAt: at.toISOString(),
-  finishedAt: at.toISOString(),
-  tokens: 0,
-});
+const stepOf = (index: number, toolCalls: ToolCall[], at: Date): RunStepRecord => {
+  // `attempts` is a field of the stored step in the engine's port (not in every tree yet).
+  const step = {
+    index,
+    model: "dev:echo",
+    text: "",
+    toolCalls,
+    toolResults: [] as RunStepRecord["toolResults"],
+    finishReason: "tool-calls" as const,
+    usage: { input: 10, inputCached: 0, output: 5, reasoning: 0, total: 15 },
+    cost: {
+      success: { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 },
+      retries: { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 },
+      total: 0,
+    },
+    startedAt: at.toISOString(),
+    finishedAt: at.toISOString(),
+    tokens: 0,
+    attempts: 1,
+  };
+  return step;
+};
 
 /** Real services on the memory store; the engine records what it is asked (resume included). */
 const setup = async (overrides: Partial<PromptrunConfig> = {}) => {

@@ -144,8 +144,8 @@ describe("runs.submitToolOutputs and runs.wait", () => {
     const types = events.map((event) => event.type).filter((type) => type !== "run.token");
     expect(types).toEqual([
       "ready",
-      "run.step",
       "run.started",
+      "run.step",
       "run.tool_call",
       "run.tool_call",
       "run.requires_action",

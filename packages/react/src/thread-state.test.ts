@@ -153,8 +153,8 @@ describe("threadStreamReducer", () => {
       },
     };
     const pausedEvents = [
-      step(0),
       started(1),
+      step(0),
       token(0, "Let me "),
       token(1, "check."),
       toolCall(lookup),
@@ -162,14 +162,19 @@ describe("threadStreamReducer", () => {
       pause,
     ];
 
-    test("the first run.step comes before run.started: the run keeps its channel and prompt", () => {
+    test("run.step and run.started in either order: the run keeps its channel and prompt", () => {
       const inSupport: StreamEnvelope = {
         type: "run.started",
         id: "1",
         data: { runId, thread, channel: "support", prompt, attempt: 1 },
       };
-      const state = fold([step(0), inSupport]);
-      expect(state.runs[runId]).toMatchObject({ channel: "support", prompt, step: 0, status: "streaming" });
+      for (const order of [
+        [step(0), inSupport],
+        [inSupport, step(0)],
+      ]) {
+        const state = fold([...order, token(0, "Hi")]);
+        expect(state.runs[runId]).toMatchObject({ channel: "support", prompt, step: 0, text: "Hi" });
+      }
     });
 
     test("pauses with its calls awaited, in order after the step's text", () => {

@@ -13,16 +13,14 @@ import { StatusPill } from "./status-pill.tsx";
 export function ChatApp() {
   const chat = useChat({ channel: "chat", onToolCall: (call) => answerToolCall(call) });
   const bottom = useRef<HTMLDivElement>(null);
-  const lastMessage = chat.messages.at(-1);
+  const last = chat.messages.at(-1);
+  // What grows at the bottom: the text, and the tool calls of an answer.
+  const growth = `${chat.messages.length}:${last?.content.length}:${last?.role === "assistant" ? last.parts.length : 0}`;
 
   // Follow the conversation as answers grow.
   useEffect(() => {
-    bottom.current?.scrollIntoView({ block: "end" });
-  }, [
-    chat.messages.length,
-    lastMessage?.content,
-    lastMessage?.role === "assistant" && lastMessage.parts.length,
-  ]);
+    if (growth) bottom.current?.scrollIntoView({ block: "end" });
+  }, [growth]);
 
   const spent = chat.messages.reduce(
     (sum, message) => (message.role === "assistant" && message.cost ? sum + message.cost.total : sum),

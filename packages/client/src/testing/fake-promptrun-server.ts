@@ -221,9 +221,9 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
     const step = progress?.step ?? 0;
     const firstIndex = progress?.index ?? 0;
     await later(5);
-    // As the engine: each model call announces its step, the first one then the run's start.
-    publish(run.thread, { type: "run.step", data: { runId: run.id, step } });
+    // As the engine: the run's start (first step only), then each model call's step.
     if (!progress) publish(run.thread, { type: "run.started", data: { ...base, prompt, attempt } });
+    publish(run.thread, { type: "run.step", data: { runId: run.id, step } });
     let index = firstIndex;
     for (let position = 0; position < runScript.tokens.length; position += 1) {
       if (runScript.tokenDelayMs) await later(runScript.tokenDelayMs);

@@ -1,20 +1,26 @@
 import { useChat } from "@promptrun/react";
 import { useEffect, useRef } from "react";
+import { answerToolCall } from "./client-tools.ts";
 import { Composer } from "./composer.tsx";
 import { formatCost } from "./format.ts";
 import { MessageBubble } from "./message-bubble.tsx";
 import { StatusPill } from "./status-pill.tsx";
 
-/** The example chat: one thread, answers streamed live from Promptrun. */
+/**
+ * The example chat: one thread, answers streamed live from Promptrun. A run that calls a client
+ * tool pauses; `onToolCall` answers it here in the browser and useChat submits the output.
+ */
 export function ChatApp() {
-  const chat = useChat({ channel: "chat" });
+  const chat = useChat({ channel: "chat", onToolCall: (call) => answerToolCall(call) });
   const bottom = useRef<HTMLDivElement>(null);
-  const lastMessage = chat.messages.at(-1);
+  const last = chat.messages.at(-1);
+  // What grows at the bottom: the text, and the tool calls of an answer.
+  const growth = `${chat.messages.length}:${last?.content.length}:${last?.role === "assistant" ? last.parts.length : 0}`;
 
   // Follow the conversation as answers grow.
   useEffect(() => {
-    bottom.current?.scrollIntoView({ block: "end" });
-  }, [chat.messages.length, lastMessage?.content]);
+    if (growth) bottom.current?.scrollIntoView({ block: "end" });
+  }, [growth]);
 
   const spent = chat.messages.reduce(
     (sum, message) => (message.role === "assistant" && message.cost ? sum + message.cost.total : sum),

@@ -27,7 +27,7 @@ export const renderOperation: ZodOpenApiPathsObject = {
       tags: ["Prompts"],
       summary: "Render a prompt version without running it",
       description:
-        "The exact request a run of this version would send (the engine's own rendering: system messages, the thread's memory window, then the rendered messages), without calling a model. Every `{{env.NAME}}` shows as `[env:NAME]`, never its value; a name set neither on the environment nor in `envVars` is a 400, the error the run would fail with. Checks and errors are create-run's, in its order; a read, so no active subscription is needed. Takes from a rate-limit bucket of its own (sized as create-run's).",
+        "The exact request a run of this version would send (the engine's own rendering: system messages, the thread's memory window, then the rendered messages), without calling a model. `tools` are the version's tools as offered to the model (an MCP server by its URL without query or credentials, its tools not listed: render makes no network call). Every `{{env.NAME}}` shows as `[env:NAME]`, never its value; a name set neither on the environment nor in `envVars` is a 400, the error the run would fail with. Checks and errors are create-run's, in its order; a read, so no active subscription is needed. Takes from a rate-limit bucket of its own (sized as create-run's).",
       requestParams: {
         path: z.object({
           slug: slugSchema.meta({ description: "Prompt handle." }),

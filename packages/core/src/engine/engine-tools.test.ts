@@ -175,6 +175,9 @@ describe("engine tool loop", () => {
     expect(events.filter((type) => type === "run.step")).toHaveLength(2);
     expect(events).toContain("run.tool_call");
     expect(events).toContain("run.requires_action");
+    // The caller's output is announced once accepted, before the next step starts.
+    expect(events.indexOf("run.tool_result")).toBeGreaterThan(events.indexOf("run.requires_action"));
+    expect(events.lastIndexOf("run.step")).toBeGreaterThan(events.indexOf("run.tool_result"));
     expect(events.filter((type) => type === "run.started")).toHaveLength(1);
     expect(events.at(-1)).toBe("run.completed");
     // Token indexes go on across steps (step 0 sent none; step 1 from 0 on).
@@ -348,19 +351,31 @@ describe("tool loop against wire-level providers", () => {
       name: "OpenAI",
       start: startFakeOpenAI,
       model: "openai:gpt-4o-mini",
-      config: (baseUrl: string) => ({ openai: { apiKey: "sk-test", baseUrl }, anthropic: {}, compatible: [] }),
+      config: (baseUrl: string) => ({
+        openai: { apiKey: "sk-test", baseUrl },
+        anthropic: {},
+        compatible: [],
+      }),
     },
     {
       name: "Anthropic",
       start: startFakeAnthropic,
       model: "anthropic:claude-sonnet-4-5",
-      config: (baseUrl: string) => ({ openai: {}, anthropic: { apiKey: "sk-ant-test", baseUrl }, compatible: [] }),
+      config: (baseUrl: string) => ({
+        openai: {},
+        anthropic: { apiKey: "sk-ant-test", baseUrl },
+        compatible: [],
+      }),
     },
   ];
   for (const provider of providerCases) {
     test(`${provider.name}: tools and tool choice are sent, the call pauses, and the outputs go back as tool results`, async () => {
       const upstream = provider.start([
-        { type: "stream", tokens: ["Let me look. "], toolCalls: [{ id: "call_a", name: "lookup_order", arguments: { number: "A-7" } }] },
+        {
+          type: "stream",
+          tokens: ["Let me look. "],
+          toolCalls: [{ id: "call_a", name: "lookup_order", arguments: { number: "A-7" } }],
+        },
         { type: "stream", tokens: ["It ", "shipped."] },
       ]);
       servers.push({ stop: () => void upstream.close() });
@@ -385,12 +400,17 @@ describe("tool loop against wire-level providers", () => {
       const ended = await fixture.waitForEnd(run.id);
       expect(ended.output).toBe("It shipped.");
       const second = upstream.requests[1]!;
-      expect(second.toolCalls).toEqual([{ id: "call_a", name: "lookup_order", arguments: { number: "A-7" } }]);
+      expect(second.toolCalls).toEqual([
+        { id: "call_a", name: "lookup_order", arguments: { number: "A-7" } },
+      ]);
       expect(JSON.stringify(second.toolResults[0]!.content)).toContain("shipped on Monday");
       expect(second.toolResults[0]!.toolCallId).toBe("call_a");
       expect(ended.steps.map((step) => step.finishReason)).toEqual(["tool-calls", "stop"]);
       expect(ended.tokenUsage!.total).toBe(ended.steps[0]!.usage.total + ended.steps[1]!.usage.total);
-      expect(ended.cost!.success.total).toBeCloseTo(ended.steps[0]!.cost.total + ended.steps[1]!.cost.total, 12);
+      expect(ended.cost!.success.total).toBeCloseTo(
+        ended.steps[0]!.cost.total + ended.steps[1]!.cost.total,
+        12,
+      );
     });
   }
 });

@@ -153,6 +153,16 @@ export function createEngine(deps: EngineDeps): RunEngine {
     },
 
     resume(run) {
+      // The caller's outputs are stored: the thread hears of each, as of a server tool's result.
+      const step = run.steps.at(-1);
+      for (const result of step?.toolResults ?? []) {
+        if (result.executedBy !== "client") continue;
+        const { toolCallId, name, isError } = result;
+        deps.events.publish(run.tenantId, run.threadId, {
+          type: "run.tool_result",
+          data: { runId: run.id, step: step!.index, toolCallId, name, isError },
+        });
+      }
       if (state === "stopped") return;
       queue.unpause(run.id);
       queue.add(run);

@@ -7,40 +7,17 @@ import {
   type SubmitToolOutputsRequest,
   submitToolOutputsRequestSchema,
   TOOL_OUTPUT_MAX_BYTES,
-  TOOL_RESULT_KEPT_BYTES,
   type ToolResult,
 } from "@promptrun/contract";
 import { invalid } from "../errors.ts";
 import type { RunPause, RunRecord, RunStepRecord } from "../ports.ts";
+import { keptToolOutput } from "../tools/index.ts";
 import { formatValidationError } from "./format-validation-error.ts";
 import { toPromptRun } from "./to-prompt-run.ts";
-
-const TRUNCATED = "…[truncated]";
 
 /** UTF-8 bytes of an output: of the string itself, else of its JSON. */
 const outputBytes = (output: unknown): number =>
   Buffer.byteLength(typeof output === "string" ? output : (JSON.stringify(output) ?? ""), "utf8");
-
-/** The first `limit` bytes of `text`, never splitting a character. */
-function cutUtf8(text: string, limit: number): string {
-  const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= limit) return text;
-  let end = limit;
-  // Back off from a continuation byte (10xxxxxx) to the start of its character.
-  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
-  return bytes.subarray(0, end).toString("utf8");
-}
-
-/**
- * What a run keeps of a tool output (and sends to the model): the output itself up to
- * TOOL_RESULT_KEPT_BYTES; a longer one becomes its text (JSON when not a string), cut to fit
- * with `…[truncated]` at the end.
- */
-export function keptToolOutput(output: unknown): unknown {
-  if (outputBytes(output) <= TOOL_RESULT_KEPT_BYTES) return output;
-  const text = typeof output === "string" ? output : (JSON.stringify(output) ?? "");
-  return cutUtf8(text, TOOL_RESULT_KEPT_BYTES - Buffer.byteLength(TRUNCATED, "utf8")) + TRUNCATED;
-}
 
 /**
  * The body on its own (400 naming the field): the contract's schema, every entry with an output,

@@ -185,6 +185,7 @@ test("the document lists every webhook event with the Standard Webhooks headers"
     "prompt.version.created",
     "run.completed",
     "run.failed",
+    "run.requires_action",
   ]);
   for (const webhook of Object.values(webhooks)) {
     expect(webhook.post.parameters.map((parameter) => parameter.name).sort()).toEqual([
@@ -223,6 +224,12 @@ test("a method a documented path does not accept answers the documented 405 with
       "POST",
     ],
     ["/api/v1/openapi.json", "/api/v1/openapi.json", "POST", "GET, HEAD"],
+    [
+      "/api/v1/promptruns/{id}/tool-outputs",
+      `/api/v1/promptruns/${crypto.randomUUID()}/tool-outputs`,
+      "GET",
+      "POST",
+    ],
     ["/stream/{thread}", `/stream/${crypto.randomUUID()}`, "POST", "GET, HEAD"],
   ];
   for (const [documentPath, path, method, allow] of cases) {

@@ -73,6 +73,16 @@ describe("example backend", () => {
     expect(stream.status).toBe(401);
   });
 
+  test("tool outputs: bad bodies are refused here; Promptrun's errors pass through", async () => {
+    const empty = await post(`/api/runs/${crypto.randomUUID()}/tool-outputs`, { toolOutputs: [] });
+    expect(empty.status).toBe(400);
+    const unknown = await post(`/api/runs/${crypto.randomUUID()}/tool-outputs`, {
+      toolOutputs: [{ toolCallId: "call_1", output: "x" }],
+    });
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: string }).error).toContain("not found");
+  });
+
   test("an unreachable Promptrun is a 502 with a plain message", async () => {
     const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
     const deadUrl = `http://127.0.0.1:${closed.port}`;

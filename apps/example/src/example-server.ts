@@ -1,5 +1,5 @@
 import { ApiError, createPromptrunClient } from "@promptrun/client";
-import { channelSchema, uuidSchema } from "@promptrun/contract";
+import { channelSchema, submitToolOutputsRequestSchema, uuidSchema } from "@promptrun/contract";
 import { z } from "zod";
 import homepage from "./web/index.html";
 
@@ -54,9 +54,10 @@ async function readJson<T>(request: Request, schema: z.ZodType<T>): Promise<T | 
 
 /**
  * The example's backend: serves the React app, holds the API key, starts runs
- * (`POST /api/chat`), mints stream tokens (`POST /api/token`), reads runs and relays the
- * thread's stream under its own origin (`GET /api/stream/:thread`), so the browser needs no
- * cross-origin access to Promptrun.
+ * (`POST /api/chat`), mints stream tokens (`POST /api/token`), reads runs, passes the page's
+ * answers to client tool calls on (`POST /api/runs/:id/tool-outputs`) and relays the thread's
+ * stream under its own origin (`GET /api/stream/:thread`), so the browser needs no cross-origin
+ * access to Promptrun.
  */
 export function startExampleServer(options: ExampleServerOptions): ExampleServer {
   const promptrunUrl = options.promptrunUrl.replace(/\/+$/, "");
@@ -101,6 +102,20 @@ export function startExampleServer(options: ExampleServerOptions): ExampleServer
         async GET(request) {
           try {
             return Response.json(await client.runs.get(request.params.id));
+          } catch (error) {
+            return errorResponse(error);
+          }
+        },
+      },
+      // A stream token may not answer tool calls: the page's outputs go through this backend,
+      // which holds the API key. A real app checks here that the run is the user's own.
+      "/api/runs/:id/tool-outputs": {
+        async POST(request) {
+          const body = await readJson(request, submitToolOutputsRequestSchema);
+          if (body instanceof Response) return body;
+          try {
+            const answered = await client.runs.submitToolOutputs(request.params.id, body.toolOutputs);
+            return Response.json(answered, { status: 202 });
           } catch (error) {
             return errorResponse(error);
           }

@@ -31,6 +31,7 @@ import {
 } from "./rest/prompts-read.ts";
 import { renderPromptHandler } from "./rest/render-prompt.ts";
 import type { RestHandler } from "./rest/rest-context.ts";
+import { submitToolOutputsHandler } from "./rest/submit-tool-outputs.ts";
 import { importThreadMessagesHandler, listThreadMessagesHandler } from "./rest/thread-messages.ts";
 import { usageHandler } from "./rest/usage.ts";
 import { createStreamHandler, type EndReason } from "./sse/index.ts";
@@ -167,6 +168,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
     .add("GET", "/api/v1/promptruns/:id", rest(getRunHandler))
     .add("GET", "/api/v1/usage", rest(usageHandler))
     .add("POST", "/api/v1/promptruns/:id/cancel", rest(cancelRunHandler))
+    .add("POST", "/api/v1/promptruns/:id/tool-outputs", rest(submitToolOutputsHandler))
     .add(
       "GET",
       "/api/v1/openapi.json",

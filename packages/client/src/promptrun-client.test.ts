@@ -181,6 +181,6 @@ describe("threads", () => {
       if (event.type === "ready") await client().runs.create("greet", "latest", { inputs: {}, thread });
       if (event.type === "run.completed") controller.abort();
     }
-    expect(types).toEqual(["ready", "run.started", "run.token", "run.token", "run.completed"]);
+    expect(types).toEqual(["ready", "run.step", "run.started", "run.token", "run.token", "run.completed"]);
   });
 });

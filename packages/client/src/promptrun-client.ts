@@ -5,8 +5,10 @@ import {
   type Page,
   type PromptRun,
   promptRunSchema,
+  type RequiredAction,
   type StreamEnvelope,
   type StreamTokenResponse,
+  type SubmitToolOutputsRequest,
   streamTokenResponseSchema,
   type ThreadImportRequest,
   type ThreadImportResult,
@@ -51,6 +53,19 @@ export interface CreateRunOptions {
   signal?: AbortSignal;
 }
 
+/** One answer to a tool call of a paused run: its `toolCallId` and an `output` (a string or any JSON value). */
+export type ToolOutput = SubmitToolOutputsRequest["toolOutputs"][number];
+
+/** A run paused for client tool calls: `phase` is `requires_action` and `requiredAction` lists them. */
+export type RunRequiringAction = PromptRun & { requiredAction: RequiredAction };
+
+/** Options of `runs.submitToolOutputs`. */
+export interface SubmitToolOutputsOptions {
+  /** Sent as `Idempotency-Key`: a retried submission with the same key answers as the first. */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
 /** Options of `runs.wait`. */
 export interface WaitForRunOptions {
   signal?: AbortSignal;
@@ -58,6 +73,16 @@ export interface WaitForRunOptions {
   intervalMs?: number;
   /** Gives up with an ApiError of code `timeout` after this many milliseconds (default 120 000). */
   timeoutMs?: number;
+  /**
+   * Answers the run's client tool calls when it pauses (phase `requires_action`): called once per
+   * pause with the paused run. Return the outputs (one per call of `run.requiredAction.toolCalls`)
+   * and `wait` submits them (with an Idempotency-Key, retried while the error is transient), then
+   * keeps waiting; return nothing when the callback submitted them itself. Without it, `wait`
+   * resolves with the paused run (still `pending`), since nobody would answer it.
+   */
+  onRequiresAction?: (
+    run: RunRequiringAction,
+  ) => ToolOutput[] | undefined | Promise<ToolOutput[] | undefined>;
 }
 
 /** Options of `threads.subscribe`: those of {@link subscribeToThread} minus the credentials. */
@@ -84,10 +109,21 @@ export interface PromptrunClient {
      */
     get<T = unknown>(id: string, options?: { signal?: AbortSignal }): Promise<TypedPromptRun<T>>;
     /**
-     * Polls a run until it is no longer pending and returns it; transient errors are retried.
-     * `T` types its `outputJson`, as for `get`.
+     * Polls a run until it is no longer pending and returns it; transient errors are retried. A
+     * run that pauses for client tool calls is answered by `onRequiresAction`, or returned paused
+     * (`phase: "requires_action"`) without one. `T` types its `outputJson`, as for `get`.
      */
     wait<T = unknown>(id: string, options?: WaitForRunOptions): Promise<TypedPromptRun<T>>;
+    /**
+     * Answers a paused run's client tool calls (POST /api/v1/promptruns/{id}/tool-outputs): one
+     * output per call of its `requiredAction.toolCalls`; the run then continues. Code `conflict`
+     * when it is not waiting (or its pause expired), `invalid` for unknown, repeated or missing ids.
+     */
+    submitToolOutputs(
+      id: string,
+      toolOutputs: ToolOutput[],
+      options?: SubmitToolOutputsOptions,
+    ): Promise<CreateRunResponse>;
     /** Cancels a pending run (it ends `failed` with error `cancelled`); code `conflict` if it already ended. */
     cancel(id: string): Promise<PromptRun>;
     /** One page of runs, newest first, narrowed by the filters (combined with AND). */
@@ -138,11 +174,19 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
       const intervalMs = waitOptions.intervalMs ?? 500;
       const deadline = Date.now() + (waitOptions.timeoutMs ?? 120_000);
       const signal = waitOptions.signal;
+      const answer = waitOptions.onRequiresAction
+        ? pauseAnswerer(waitOptions.onRequiresAction, signal)
+        : null;
       for (;;) {
         if (signal?.aborted) throw signal.reason;
         try {
           const run = await runs.get<T>(id, { signal });
           if (run.status !== "pending") return run;
+          if (run.phase === "requires_action" && run.requiredAction) {
+            if (!answer) return run;
+            // Answered: poll on at once, the run is executing again.
+            if (await answer(run as unknown as RunRequiringAction)) continue;
+          }
         } catch (error) {
           if (!(ApiError.isInstance(error) && error.isRetryable)) throw error;
         }
@@ -155,8 +199,58 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
     cancel(id) {
       return request("POST", `/api/v1/promptruns/${encodeURIComponent(id)}/cancel`, promptRunSchema);
     },
+    submitToolOutputs(id, toolOutputs, submitOptions = {}) {
+      const headers: Record<string, string> = {};
+      if (submitOptions.idempotencyKey) headers["idempotency-key"] = submitOptions.idempotencyKey;
+      return request(
+        "POST",
+        `/api/v1/promptruns/${encodeURIComponent(id)}/tool-outputs`,
+        createRunResponseSchema,
+        {
+          body: { toolOutputs } satisfies SubmitToolOutputsRequest,
+          headers,
+          signal: submitOptions.signal,
+        },
+      );
+    },
     list: (listOptions) => listRuns(request, listOptions),
     pages: (listOptions) => listRunPages(request, listOptions),
+  };
+
+  /**
+   * `wait`'s answers to pauses: the callback once per pause (its outputs kept), then the
+   * submission under one Idempotency-Key per pause, so a retry after a transient error is safe.
+   * Resolves true when this call answered the pause (poll again at once), false when it was answered before.
+   */
+  const pauseAnswerer = (
+    onRequiresAction: NonNullable<WaitForRunOptions["onRequiresAction"]>,
+    signal: AbortSignal | undefined,
+  ) => {
+    let current: {
+      key: string;
+      outputs: ToolOutput[] | undefined;
+      idempotencyKey: string;
+      done: boolean;
+    } | null = null;
+    return async (run: RunRequiringAction): Promise<boolean> => {
+      const key = `${run.requiredAction.expiresAt}:${run.requiredAction.toolCalls.map((call) => call.id).join(",")}`;
+      if (current?.key !== key)
+        current = {
+          key,
+          outputs: await onRequiresAction(run),
+          idempotencyKey: crypto.randomUUID(),
+          done: false,
+        };
+      // Answered already (a read that lags behind): wait for the next poll, never answer twice.
+      if (current.done) return false;
+      if (current.outputs !== undefined)
+        await runs.submitToolOutputs(run.id, current.outputs, {
+          idempotencyKey: current.idempotencyKey,
+          signal,
+        });
+      current.done = true;
+      return true;
+    };
   };
 
   const threads: PromptrunClient["threads"] = {

@@ -12,6 +12,8 @@ const run = (id: string) => ({
   environment: "production",
   status: "pending",
   phase: "queued",
+  requiredAction: null,
+  steps: [],
   metadata: {},
   output: null,
   outputJson: null,

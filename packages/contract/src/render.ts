@@ -18,6 +18,38 @@ export const renderRequestSchema = createRunRequestSchema
   });
 export type RenderRequest = z.infer<typeof renderRequestSchema>;
 
+/** A function or http tool as the model is offered it (what it may call, not how it runs). */
+const offeredToolFields = {
+  name: z.string(),
+  description: z.string().nullable(),
+  parameters: z
+    .record(z.string(), z.unknown())
+    .meta({ description: "The tool's JSON Schema of its arguments." }),
+};
+
+/**
+ * A prompt tool as render shows it: function and http tools as offered to the model; an MCP
+ * server by its URL (no query string, no credentials) and its allowed tools, unlisted (render
+ * makes no network call, so the server's own list is not read).
+ */
+export const renderedToolSchema = z
+  .discriminatedUnion("type", [
+    z.object({ type: z.literal("function"), ...offeredToolFields }),
+    z.object({ type: z.literal("http"), ...offeredToolFields }),
+    z.object({
+      type: z.literal("mcp"),
+      server: z
+        .string()
+        .meta({ description: "The server's URL without query string, fragment or user info." }),
+      allowedTools: z
+        .array(z.string())
+        .nullable()
+        .meta({ description: "The tools of the server offered to the model; null: all of them." }),
+    }),
+  ])
+  .meta({ id: "RenderedTool" });
+export type RenderedTool = z.infer<typeof renderedToolSchema>;
+
 /** What a run of the version would send to its model, without calling it. */
 export const renderedPromptSchema = z
   .object({
@@ -27,7 +59,10 @@ export const renderedPromptSchema = z
       description:
         "In send order: the prompt's system messages, the thread's memory window, then the rendered user/assistant messages. Every `{{env.NAME}}` shows as `[env:NAME]`.",
     }),
-    tools: z.array(z.unknown()).max(0).meta({ description: "Always empty: prompts have no tools yet." }),
+    tools: z.array(renderedToolSchema).meta({
+      description:
+        "The version's tools in its order: function and http tools as offered to the model, MCP servers by URL and allowed tools.",
+    }),
     output: outputSpecSchema
       .nullable()
       .meta({ description: "The version's `output` (structured output); null when it sets none." }),

@@ -84,6 +84,10 @@ export interface CreateRunOptions {
   idempotencyKey?: string;
 }
 
+export interface SubmitToolOutputsOptions {
+  idempotencyKey?: string;
+}
+
 export interface RunService {
   /**
    * Order of checks (docs/PRODUCT-RULES.md): unknown slug/version/tag → 404; then the body (`unknown`, the
@@ -114,6 +118,18 @@ export interface RunService {
   usage(tenantId: string, request: UsageRequest): Promise<UsageResponse>;
   /** Aborts the provider call; conflict when the run already ended. */
   cancel(tenantId: string, id: string): Promise<PromptRun>;
+  /**
+   * Answers a run paused for client tool calls (docs/PRODUCT-RULES.md "Tool outputs"): 403 no
+   * subscription, 404 unknown run, 400 body (`unknown`, the parsed JSON, against
+   * submitToolOutputsRequestSchema) and ids, 409 not waiting or expired. Resolves once the pause
+   * has ended in the store and the engine has the run again; `replayed` as on create.
+   */
+  submitToolOutputs(
+    tenant: TenantRecord,
+    id: string,
+    body: unknown,
+    options?: SubmitToolOutputsOptions,
+  ): Promise<CreateRunResponse & { replayed: boolean }>;
 }
 
 export interface ThreadService {

@@ -60,4 +60,24 @@ describe("createBackend", () => {
       .catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: "invalid_response" });
   });
+
+  test("submitToolOutputs posts {toolOutputs} to /runs/<id>/tool-outputs (or a custom path)", async () => {
+    const { requests, fetchFunction } = recordingFetch(() =>
+      Response.json({ id: thread, thread }, { status: 202 }),
+    );
+    const outputs = [{ toolCallId: "call_1", output: { time: "12:00" } }];
+    const backend = createBackend({ baseUrl: "/api", fetch: fetchFunction });
+    expect(await backend.submitToolOutputs?.(thread, outputs)).toEqual({ id: thread, thread });
+    const custom = createBackend({
+      baseUrl: "/api",
+      paths: { toolOutputs: (id) => `/answers/${id}` },
+      fetch: fetchFunction,
+    });
+    await custom.submitToolOutputs?.(thread, outputs);
+    expect(requests.map((request) => `${request.init.method} ${request.url}`)).toEqual([
+      `POST /api/runs/${thread}/tool-outputs`,
+      `POST /api/answers/${thread}`,
+    ]);
+    expect(JSON.parse(String(requests[0]?.init.body))).toEqual({ toolOutputs: outputs });
+  });
 });

@@ -1,4 +1,4 @@
-import { ApiError } from "@promptrun/client";
+import { ApiError, type ToolOutput } from "@promptrun/client";
 import {
   type CreateRunResponse,
   createRunResponseSchema,
@@ -20,6 +20,16 @@ export interface PromptrunBackend {
   getStreamToken(thread: string): Promise<StreamTokenResponse>;
   /** Reads a run (the backend checks the user may see it). */
   getRun(id: string, options?: { signal?: AbortSignal }): Promise<PromptRun>;
+  /**
+   * Answers a paused run's client tool calls (the backend calls Promptrun's
+   * `POST /api/v1/promptruns/{id}/tool-outputs` with its API key; a stream token may not).
+   * Needed by `useChat`'s `onToolCall` and `submitToolOutputs`.
+   */
+  submitToolOutputs?(
+    runId: string,
+    toolOutputs: ToolOutput[],
+    options?: { signal?: AbortSignal },
+  ): Promise<CreateRunResponse>;
 }
 
 /** Paths of the app's backend routes, relative to `baseUrl`. */
@@ -30,6 +40,8 @@ export interface BackendPaths {
   createRun: string;
   /** `GET` → PromptRun. Default `/runs/<id>`. */
   run: (id: string) => string;
+  /** `POST {toolOutputs}` → `{id, thread}`. Default `/runs/<id>/tool-outputs`. */
+  toolOutputs: (id: string) => string;
 }
 
 /** Options of {@link createBackend}. */
@@ -46,6 +58,7 @@ const defaultPaths: BackendPaths = {
   token: "/token",
   createRun: "/chat",
   run: (id) => `/runs/${encodeURIComponent(id)}`,
+  toolOutputs: (id) => `/runs/${encodeURIComponent(id)}/tool-outputs`,
 };
 
 /**
@@ -98,5 +111,7 @@ export function createBackend(options: CreateBackendOptions): PromptrunBackend {
       call("POST", paths.createRun, createRunResponseSchema, variables, callOptions?.signal),
     getStreamToken: (thread) => call("POST", paths.token, streamTokenResponseSchema, { thread }),
     getRun: (id, callOptions) => call("GET", paths.run(id), promptRunSchema, undefined, callOptions?.signal),
+    submitToolOutputs: (runId, toolOutputs, callOptions) =>
+      call("POST", paths.toolOutputs(runId), createRunResponseSchema, { toolOutputs }, callOptions?.signal),
   };
 }

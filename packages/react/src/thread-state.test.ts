@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { StreamEnvelope } from "@promptrun/contract";
+import type { StreamEnvelope, ToolCall } from "@promptrun/contract";
 import { initialThreadStreamState, type ThreadStreamState, threadStreamReducer } from "./thread-state.ts";
 
 const runId = "0196f3c1-1f0e-7a3b-8b7c-1234567890ab";
@@ -115,5 +115,154 @@ describe("threadStreamReducer", () => {
     expect(ended.status).toBe("reconnecting");
     const reset = fold([{ type: "reset", id: "5", data: { thread, reason: "too old" } }], opened);
     expect(reset.missedEvents).toBe(true);
+  });
+
+  describe("a run that calls tools", () => {
+    const lookup: ToolCall = { id: "call_1", name: "lookup_order", arguments: { number: "A-1" } };
+    const clock = { id: "call_2", name: "get_local_time", arguments: {} };
+    const requiredAction = {
+      type: "submit_tool_outputs" as const,
+      toolCalls: [lookup, clock],
+      expiresAt: "2026-01-01T00:10:00.000Z",
+    };
+    const step = (index: number): StreamEnvelope => ({
+      type: "run.step",
+      id: `s${index}`,
+      data: { runId, step: index },
+    });
+    const toolCall = (call: ToolCall): StreamEnvelope => ({
+      type: "run.tool_call",
+      id: `c-${call.id}`,
+      data: { runId, step: 0, toolCall: call },
+    });
+    const pause: StreamEnvelope = { type: "run.requires_action", id: "p", data: { runId, requiredAction } };
+    const result = (call: ToolCall, isError: boolean): StreamEnvelope => ({
+      type: "run.tool_result",
+      id: `r-${call.id}`,
+      data: { runId, step: 0, toolCallId: call.id, name: call.name, isError },
+    });
+    const completed: StreamEnvelope = {
+      type: "run.completed",
+      id: "done",
+      data: {
+        runId,
+        output: "It shipped.",
+        tokenUsage: { input: 3, inputCached: 0, output: 2, reasoning: 0, total: 5 },
+        cost,
+        finishedAt: "2026-01-01T00:00:00.000Z",
+      },
+    };
+    const pausedEvents = [
+      step(0),
+      started(1),
+      token(0, "Let me "),
+      token(1, "check."),
+      toolCall(lookup),
+      toolCall(clock),
+      pause,
+    ];
+
+    test("the first run.step comes before run.started: the run keeps its channel and prompt", () => {
+      const inSupport: StreamEnvelope = {
+        type: "run.started",
+        id: "1",
+        data: { runId, thread, channel: "support", prompt, attempt: 1 },
+      };
+      const state = fold([step(0), inSupport]);
+      expect(state.runs[runId]).toMatchObject({ channel: "support", prompt, step: 0, status: "streaming" });
+    });
+
+    test("pauses with its calls awaited, in order after the step's text", () => {
+      const run = fold(pausedEvents).runs[runId];
+      expect(run).toMatchObject({ status: "requires_action", requiredAction, text: "Let me check." });
+      expect(run?.parts).toEqual([
+        { type: "text", step: 0, text: "Let me check." },
+        {
+          type: "tool-call",
+          step: 0,
+          toolCallId: "call_1",
+          name: "lookup_order",
+          arguments: lookup.arguments,
+          state: "awaiting-output",
+        },
+        {
+          type: "tool-call",
+          step: 0,
+          toolCallId: "call_2",
+          name: "get_local_time",
+          arguments: {},
+          state: "awaiting-output",
+        },
+      ]);
+    });
+
+    test("results and the next step continue it; token indexes go on; completion keeps every step", () => {
+      const state = fold([
+        ...pausedEvents,
+        // A server tool's result, then the next step: the client's calls were answered.
+        result(clock, true),
+        step(1),
+        token(2, "It "),
+        token(3, "shipped."),
+      ]);
+      const running = state.runs[runId];
+      expect(running).toMatchObject({
+        status: "streaming",
+        requiredAction: null,
+        step: 1,
+        text: "It shipped.",
+      });
+      expect(running?.parts.map((part) => (part.type === "text" ? part.text : part.state))).toEqual([
+        "Let me check.",
+        "done",
+        "error",
+        "It shipped.",
+      ]);
+      // Until then, a result marks only its own call.
+      const answeredOne = fold([...pausedEvents, result(lookup, false)]).runs[runId];
+      expect(answeredOne?.parts.map((part) => part.type === "tool-call" && part.state)).toEqual([
+        false,
+        "done",
+        "awaiting-output",
+      ]);
+      const done = fold([completed], state).runs[runId];
+      expect(done).toMatchObject({ status: "completed", text: "It shipped." });
+      expect(done?.parts.map((part) => (part.type === "text" ? part.text : part.toolCallId))).toEqual([
+        "Let me check.",
+        "call_1",
+        "call_2",
+        "It shipped.",
+      ]);
+    });
+
+    test("a retry of a later step restarts only that step's text", () => {
+      const state = fold([
+        ...pausedEvents,
+        step(1),
+        token(2, "partial"),
+        started(2),
+        token(2, "It shipped."),
+      ]);
+      const run = state.runs[runId];
+      expect(run).toMatchObject({ text: "It shipped.", attempt: 2, nextTokenIndex: 3 });
+      expect(
+        run?.parts.filter((part) => part.type === "text").map((part) => part.type === "text" && part.text),
+      ).toEqual(["Let me check.", "It shipped."]);
+    });
+
+    test("replays change nothing; a pause whose tool_call events were missed still lists its calls", () => {
+      const once = fold(pausedEvents);
+      expect(fold([toolCall(lookup), step(0), started(1), pause], once).runs[runId]?.parts).toEqual(
+        once.runs[runId]?.parts,
+      );
+      const missed = fold([step(0), pause]).runs[runId];
+      expect(missed?.parts.map((part) => part.type === "tool-call" && part.toolCallId)).toEqual([
+        "call_1",
+        "call_2",
+      ]);
+      // Nothing after the end changes the run.
+      const ended = fold([completed, step(2), pause], once).runs[runId];
+      expect(ended).toMatchObject({ status: "completed", requiredAction: null });
+    });
   });
 });

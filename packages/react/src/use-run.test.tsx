@@ -73,4 +73,26 @@ describe("useRun", () => {
     // The poll interval is a minute: only the stream's end event can bring this in.
     await waitFor(() => expect(result.current.run.data?.status).toBe("completed"), waitOptions);
   });
+
+  test("a run paused for tool outputs shows phase requires_action, and is refreshed by the stream when it pauses", async () => {
+    const { backend } = fakeBackend(fake, { delayMs: 5 });
+    const thread = crypto.randomUUID();
+    let runId: string | null = null;
+    const { result, rerender } = renderHook(
+      () => ({ stream: useThreadStream(thread), run: useRun(runId, { intervalMs: 60_000 }) }),
+      { wrapper: providerFor(backend) },
+    );
+    await waitFor(() => expect(result.current.stream.status).toBe("open"), waitOptions);
+    runId = (await backend.createRun({ thread, message: "tool:get_local_time {}" })).id;
+    rerender();
+    // The poll interval is a minute: the run.requires_action event brings the paused run in.
+    await waitFor(() => expect(result.current.run.data?.phase).toBe("requires_action"), waitOptions);
+    expect(result.current.run.data).toMatchObject({
+      status: "pending",
+      requiredAction: { type: "submit_tool_outputs", toolCalls: [{ id: "call_1", name: "get_local_time" }] },
+    });
+    await backend.submitToolOutputs?.(runId, [{ toolCallId: "call_1", output: "noon" }]);
+    await waitFor(() => expect(result.current.run.data?.status).toBe("completed"), waitOptions);
+    expect(result.current.run.data?.output).toBe('Result: ["noon"]');
+  });
 });

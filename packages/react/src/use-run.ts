@@ -15,7 +15,8 @@ export interface UseRunOptions {
 
 /**
  * Reads a run and polls it while it is pending; polling stops once it is completed or failed.
- * A `useThreadStream` on the same thread refreshes it the moment its end event arrives.
+ * A `useThreadStream` on the same thread refreshes it the moment it ends or pauses. A run paused
+ * for client tool outputs is pending with `phase: "requires_action"` and its `requiredAction`.
  * The run carries `outputJson` (a prompt with an output schema), `finishReason`, `phase` and
  * `memory`; `T` types `outputJson` without checking it (`runOutputJson` of @promptrun/client checks).
  */

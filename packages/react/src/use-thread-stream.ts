@@ -105,7 +105,12 @@ export function useThreadStream(
           flushTokens();
           dispatch({ type: "event", envelope });
           if (envelope.type === "ready") settleWaiters(true);
-          if (envelope.type === "run.completed" || envelope.type === "run.failed") {
+          // A run that ends or pauses is read again at once (useRun shows phase requires_action).
+          if (
+            envelope.type === "run.completed" ||
+            envelope.type === "run.failed" ||
+            envelope.type === "run.requires_action"
+          ) {
             void queryClient.invalidateQueries({ queryKey: runQueryKey(envelope.data.runId) });
           }
         }

@@ -1,20 +1,28 @@
 import { useChat } from "@promptrun/react";
 import { useEffect, useRef } from "react";
+import { answerToolCall } from "./client-tools.ts";
 import { Composer } from "./composer.tsx";
 import { formatCost } from "./format.ts";
 import { MessageBubble } from "./message-bubble.tsx";
 import { StatusPill } from "./status-pill.tsx";
 
-/** The example chat: one thread, answers streamed live from Promptrun. */
+/**
+ * The example chat: one thread, answers streamed live from Promptrun. A run that calls a client
+ * tool pauses; `onToolCall` answers it here in the browser and useChat submits the output.
+ */
 export function ChatApp() {
-  const chat = useChat({ channel: "chat" });
+  const chat = useChat({ channel: "chat", onToolCall: (call) => answerToolCall(call) });
   const bottom = useRef<HTMLDivElement>(null);
   const lastMessage = chat.messages.at(-1);
 
   // Follow the conversation as answers grow.
   useEffect(() => {
     bottom.current?.scrollIntoView({ block: "end" });
-  }, [chat.messages.length, lastMessage?.content]);
+  }, [
+    chat.messages.length,
+    lastMessage?.content,
+    lastMessage?.role === "assistant" && lastMessage.parts.length,
+  ]);
 
   const spent = chat.messages.reduce(
     (sum, message) => (message.role === "assistant" && message.cost ? sum + message.cost.total : sum),

@@ -1,7 +1,8 @@
 import type { ChatMessage } from "@promptrun/react";
 import { formatCost, formatTokens } from "./format.ts";
+import { ToolCallChip } from "./tool-call-chip.tsx";
 
-/** One chat message; answers stream in, then show their usage and cost, or their error. */
+/** One chat message; answers stream in (with the tools they call), then show their usage and cost, or their error. */
 export function MessageBubble({ message }: { message: ChatMessage }) {
   if (message.role === "user") {
     return (
@@ -12,19 +13,22 @@ export function MessageBubble({ message }: { message: ChatMessage }) {
       </div>
     );
   }
-  const { status, content, tokenUsage, cost, error } = message;
+  const { status, content, tokenUsage, cost, error, parts } = message;
   return (
     <div className="row row-assistant">
       <div className="avatar" aria-hidden="true">
         P
       </div>
       <div className="answer">
+        {parts.map((part) =>
+          part.type === "tool-call" ? <ToolCallChip key={part.toolCallId} part={part} /> : null,
+        )}
         <div
           className={`bubble bubble-assistant ${status === "failed" ? "bubble-failed" : ""}`}
           data-role="assistant"
           data-status={status}
         >
-          {status === "pending" && content === "" ? (
+          {(status === "pending" || status === "requires_action") && content === "" ? (
             <span className="typing" role="status" aria-label="Waiting for the answer">
               <span />
               <span />

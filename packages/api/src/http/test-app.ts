@@ -2,8 +2,14 @@
  * Test support: a real app over real services (createPromptrun on the in-memory store) with
  * two active tenants, one inactive tenant, and prompts pushed for tenant A.
  */
-import { createPromptrun, type PromptrunConfig } from "@promptrun/core";
-import { createMemoryStore, createTestConfig } from "@promptrun/core/testing";
+import { createPromptrun, type PromptrunConfig, type Store } from "@promptrun/core";
+import {
+  createMemoryStore,
+  createTestConfig,
+  type ManualClock,
+  manualClock,
+  recordingEngine,
+} from "@promptrun/core/testing";
 import { type App, type AppOptions, createApp } from "../app.ts";
 import { type ApiConfig, type ApiDeps, defaultApiConfig, type Logger } from "../deps.ts";
 
@@ -15,6 +21,10 @@ export interface LogEntry {
 
 export interface TestApp {
   app: App;
+  /** The memory store under the services (to put runs in states no request reaches, e.g. paused). */
+  store: Store;
+  /** The services' clock: the system's, or a manual one with `recordRuns`. */
+  clock: { now(): Date } & Partial<Pick<ManualClock, "advance">>;
   deps: ApiDeps;
   services: ApiDeps["services"];
   logs: LogEntry[];
@@ -30,6 +40,11 @@ export interface TestAppOptions {
   api?: Partial<ApiConfig>;
   deps?: Partial<Omit<ApiDeps, "services" | "config" | "logger">>;
   app?: AppOptions;
+  /**
+   * Runs are recorded, never executed (a RunEngine that only records, cancel included), on a
+   * manual clock: for routes about a run's state, which a test then sets through `store`.
+   */
+  recordRuns?: boolean;
   /** Replaces services before the app is built (to inject failures). */
   wrapServices?: (services: ApiDeps["services"]) => ApiDeps["services"];
 }
@@ -61,7 +76,14 @@ function capturingLogger(logs: LogEntry[]): Logger {
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const promptrun = createPromptrun({ store: createMemoryStore(), config: createTestConfig(options.engine) });
+  const store = createMemoryStore();
+  const clock = options.recordRuns ? manualClock(new Date()) : { now: () => new Date() };
+  const promptrun = createPromptrun({
+    store,
+    config: createTestConfig(options.engine),
+    clock,
+    ...(options.recordRuns ? { engine: recordingEngine({ store, clock }) } : {}),
+  });
   await promptrun.start();
   const base = promptrun.services;
   const a = await base.tenants.create("tenant-a");
@@ -79,6 +101,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const app = createApp(deps, options.app);
   return {
     app,
+    store,
+    clock,
     deps,
     services,
     logs,

@@ -3,7 +3,7 @@ import { errorCodes, streamEventTypes, webhookEventTypeSchema } from "@promptrun
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { buildOpenApiDocument } from "./build-openapi-document.ts";
 import { createComponentValidator } from "./component-validator.ts";
-import type { completedJsonRunExample } from "./prompt-components.ts";
+import type { completedJsonRunExample, requiresActionRunExample } from "./prompt-components.ts";
 
 const document = buildOpenApiDocument({ serverUrl: "http://127.0.0.1:3000" });
 const json = JSON.parse(JSON.stringify(document));
@@ -68,6 +68,12 @@ const expectedStatuses: Array<[string, string, string, string[]]> = [
   ["/api/v1/promptruns/{id}", "get", "get_prompt_run", ["200", "401", "404", "405", "500"]],
   ["/api/v1/usage", "get", "get_usage", ["200", "400", "401", "405", "500"]],
   ["/api/v1/promptruns/{id}/cancel", "post", "cancel_prompt_run", ["200", "401", "404", "405", "409", "500"]],
+  [
+    "/api/v1/promptruns/{id}/tool-outputs",
+    "post",
+    "submit_tool_outputs",
+    ["202", "400", "401", "403", "404", "405", "409", "413", "415", "500"],
+  ],
   ["/api/v1/openapi.json", "get", "get_openapi_document", ["200", "405"]],
   ["/stream/{thread}", "get", "subscribe_thread", ["200", "401", "403", "404", "405", "429", "500"]],
   ["/api/v1/prompts", "get", "list_prompts", ["200", "400", "401", "405", "500"]],
@@ -138,6 +144,7 @@ describe("buildOpenApiDocument", () => {
       "/api/v1/usage": "GET, HEAD",
       "/api/v1/threads/{thread}/messages": "GET, HEAD, POST",
       "/api/v1/promptruns/{id}/cancel": "POST",
+      "/api/v1/promptruns/{id}/tool-outputs": "POST",
       "/api/v1/openapi.json": "GET, HEAD",
       "/stream/{thread}": "GET, HEAD",
       "/api/v1/prompts": "GET, HEAD, POST",
@@ -186,6 +193,7 @@ describe("buildOpenApiDocument", () => {
       const data = {
         "run.completed": "PromptRun",
         "run.failed": "PromptRun",
+        "run.requires_action": "PromptRun",
         "prompt.version.created": "PromptVersionCreatedData",
         "prompt.tag.moved": "PromptTagMovedData",
       }[type];
@@ -276,6 +284,8 @@ describe("buildOpenApiDocument", () => {
       outputJson: { reply: "hi" },
       finishReason: "stop",
       phase: null,
+      requiredAction: null,
+      steps: [],
       memory: { messages: 2, dropped: 0 },
     };
     expect(validator.validate("PromptRun", run)).toEqual([]);
@@ -369,10 +379,87 @@ describe("buildOpenApiDocument", () => {
       tags: [],
       createdAt: "2026-01-01T00:00:00.000Z",
       contentHash: "0".repeat(64),
+      tools: [],
+      toolChoice: null,
+      maxSteps: null,
+      toolTimeoutSeconds: null,
     };
     expect(validator.validate("PromptVersion", version)).toEqual([]);
     expect(
       validator.validate("PromptVersion", { ...version, output: null, memory: null, providerOptions: null }),
     ).toEqual([]);
+  });
+
+  test("tools: the operation, the paused run's fields and example, the prompt's tool fields", () => {
+    const submit = operation("/api/v1/promptruns/{id}/tool-outputs", "post") as Operation & {
+      requestBody: { content: Record<string, { schema: { $ref: string } }> };
+      parameters: Array<{ name: string; in: string }>;
+    };
+    expect(submit.requestBody.content["application/json"]?.schema.$ref).toBe(
+      "#/components/schemas/SubmitToolOutputsRequest",
+    );
+    expect(submit.responses["202"]?.content?.["application/json"]?.schema?.$ref).toBe(
+      "#/components/schemas/CreatePromptRunResponse",
+    );
+    expect(submit.parameters.map((parameter) => [parameter.name, parameter.in])).toEqual([
+      ["id", "path"],
+      ["Idempotency-Key", "header"],
+    ]);
+    const schemas = json.components.schemas;
+    for (const field of ["requiredAction", "steps"]) {
+      expect(schemas.PromptRun.required).toContain(field);
+      expect(schemas.PromptRun.properties[field].description, field).toBeString();
+    }
+    expect(schemas.PromptRun.properties.phase.description).toContain("requires_action");
+    for (const name of ["RunStep", "ToolCall", "ToolResult", "RequiredAction", "RenderedTool"])
+      expect(schemas[name], name).toBeDefined();
+
+    const validator = createComponentValidator(document);
+    const content = operation("/api/v1/promptruns/{id}", "get").responses["200"]?.content?.[
+      "application/json"
+    ] as { examples: Record<string, { value: unknown }> };
+    const paused = content.examples.requiresAction?.value as typeof requiresActionRunExample;
+    expect(paused).toMatchObject({ status: "pending", phase: "requires_action" });
+    expect(validator.validate("PromptRun", paused)).toEqual([]);
+    expect(validator.validate("PromptRun", { ...paused, requiredAction: { type: "other" } })).not.toEqual([]);
+    expect(
+      validator.validate("RunRequiresActionEvent", {
+        runId: paused.id,
+        requiredAction: paused.requiredAction,
+      }),
+    ).toEqual([]);
+    expect(
+      validator.validate("SubmitToolOutputsRequest", {
+        toolOutputs: [{ toolCallId: "call_7Qe2", output: { a: 1 } }],
+      }),
+    ).toEqual([]);
+    expect(validator.validate("SubmitToolOutputsRequest", { toolOutputs: [] })).not.toEqual([]);
+
+    for (const name of ["PromptFile", "PromptVersion"]) {
+      const properties = schemas[name].properties;
+      for (const field of ["tools", "toolChoice", "maxSteps", "toolTimeoutSeconds"])
+        expect(properties[field]?.description, `${name}.${field}`).toBeString();
+    }
+    expect(schemas.PromptVersion.required).toEqual(
+      expect.arrayContaining(["tools", "toolChoice", "maxSteps", "toolTimeoutSeconds"]),
+    );
+    const tools = [
+      { type: "function", name: "lookup_order", parameters: { type: "object" } },
+      {
+        type: "http",
+        name: "get_weather",
+        parameters: { type: "object" },
+        request: { method: "GET", url: "https://api.example.com/weather?city={{args.city}}" },
+      },
+      { type: "mcp", server: { url: "https://mcp.example.com/mcp" }, allowedTools: ["search_docs"] },
+    ];
+    const file = { slug: "agent", model: "dev:echo", messages: [{ role: "user", content: "hi" }] };
+    expect(
+      validator.validate("PromptFile", { ...file, tools, toolChoice: { name: "lookup_order" } }),
+    ).toEqual([]);
+    expect(validator.validate("PromptFile", { ...file, tools: [{ type: "shell", name: "x" }] })).not.toEqual(
+      [],
+    );
+    expect(validator.validate("PromptFile", { ...file, maxSteps: 33 })).not.toEqual([]);
   });
 });

@@ -7,8 +7,12 @@ import {
   resetEventSchema,
   runCompletedEventSchema,
   runFailedEventSchema,
+  runRequiresActionEventSchema,
   runStartedEventSchema,
+  runStepEventSchema,
   runTokenEventSchema,
+  runToolCallEventSchema,
+  runToolResultEventSchema,
   slugSchema,
   streamTokenResponseSchema,
   uuidSchema,
@@ -24,13 +28,19 @@ import {
   streamTooManyResponse,
   wwwAuthenticateHeader,
 } from "./error-responses.ts";
-import { completedJsonRunExample, promptFileComponent, promptVersionComponent } from "./prompt-components.ts";
+import {
+  completedJsonRunExample,
+  promptFileComponent,
+  promptVersionComponent,
+  requiresActionRunExample,
+} from "./prompt-components.ts";
 import { promptOperations, promptsTag } from "./prompt-operations.ts";
 import { renderOperation } from "./render-operation.ts";
 import { runListOperations, usageTag } from "./run-operations.ts";
 import { tagOperations } from "./tag-operations.ts";
 import { threadOperations, threadsTag } from "./thread-operations.ts";
-import { webhookOperations } from "./webhook-operations.ts";
+import { toolOutputOperations } from "./tool-output-operations.ts";
+import { webhookOperations, webhookPayloadComponents } from "./webhook-operations.ts";
 
 export type OpenApiDocument = ReturnType<typeof createDocument>;
 
@@ -52,7 +62,33 @@ const streamEvents: Array<{ name: string; component: string; schema: z.ZodType; 
     name: "run.token",
     component: "RunTokenEvent",
     schema: runTokenEventSchema,
-    description: "A piece of output text; index counts from 0 within a run.",
+    description: "A piece of output text; index counts from 0 within a run and goes on across its steps.",
+  },
+  {
+    name: "run.step",
+    component: "RunStepEvent",
+    schema: runStepEventSchema,
+    description: "A model call of the run starts; `step` counts from 0 (a run that calls tools has several).",
+  },
+  {
+    name: "run.tool_call",
+    component: "RunToolCallEvent",
+    schema: runToolCallEventSchema,
+    description: "The model asked for a tool, with its arguments (sent once its step is stored).",
+  },
+  {
+    name: "run.tool_result",
+    component: "RunToolResultEvent",
+    schema: runToolResultEventSchema,
+    description:
+      "A server tool call has its result, or a call was refused at once (unknown tool, bad arguments); the output itself is in the run's `steps`, as are the outputs a caller submits (they send no event).",
+  },
+  {
+    name: "run.requires_action",
+    component: "RunRequiresActionEvent",
+    schema: runRequiresActionEventSchema,
+    description:
+      "The run paused for the caller's tool outputs (`requiredAction`); answer with submit_tool_outputs before `expiresAt`.",
   },
   {
     name: "run.completed",
@@ -124,6 +160,10 @@ const promptRunJsonWithExample = {
         summary: "A completed run of a prompt with an output schema",
         value: completedJsonRunExample,
       },
+      requiresAction: {
+        summary: "A run paused for a client tool call (answer it with submit_tool_outputs)",
+        value: requiresActionRunExample,
+      },
     },
   },
 };
@@ -139,9 +179,30 @@ const openOutputObjects: CreateDocumentOptions["override"] = ({ jsonSchema, io }
     delete jsonSchema.anyOf;
 };
 
+/**
+ * A described copy of a component (`costSchema.meta({description})`) renders as `$ref` plus its
+ * own keys, and zod adds `additionalProperties: false` to it in responses without calling the
+ * override above. Beside a `$ref` (and no `properties`) it would allow no property at all; the
+ * referenced component already says whether it is open. So it goes.
+ */
+function dropClosedRefSiblings(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) dropClosedRefSiblings(item);
+    return;
+  }
+  if (node === null || typeof node !== "object") return;
+  const object = node as Record<string, unknown>;
+  if (typeof object.$ref === "string" && object.additionalProperties === false && !("properties" in object))
+    delete object.additionalProperties;
+  for (const value of Object.values(object)) dropClosedRefSiblings(value);
+}
+
 const tags = [
   promptsTag,
-  { name: "Runs", description: "Create a run of a stored prompt version, read it, cancel it." },
+  {
+    name: "Runs",
+    description: "Create a run of a stored prompt version, read it, answer its client tool calls, cancel it.",
+  },
   {
     name: "Streaming",
     description: "Live output of a thread: a short-lived stream token, then Server-Sent Events.",
@@ -149,7 +210,7 @@ const tags = [
   {
     name: "Webhooks",
     description:
-      "Signed POSTs (Standard Webhooks) the server sends to the webhooks of an environment when a run ends.",
+      "Signed POSTs (Standard Webhooks) the server sends to the webhooks of an environment when a run ends or waits for tool outputs, and, to webhooks that ask, when a prompt changes.",
   },
   threadsTag,
   usageTag,
@@ -159,7 +220,7 @@ const tags = [
 /** The OpenAPI 3.1 document of the public REST surface, generated from the contract's zod schemas. */
 // long-function: one declarative document; every route and its responses stay visible in one place.
 export function buildOpenApiDocument(options: { serverUrl?: string } = {}): OpenApiDocument {
-  return createDocument(
+  const document = createDocument(
     {
       openapi: "3.1.0",
       info: {
@@ -180,7 +241,11 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
       tags,
       webhooks: webhookOperations,
       components: {
-        schemas: { PromptFile: promptFileComponent, PromptVersion: promptVersionComponent },
+        schemas: {
+          PromptFile: promptFileComponent,
+          PromptVersion: promptVersionComponent,
+          ...webhookPayloadComponents,
+        },
         securitySchemes: {
           apiKey: { type: "http", scheme: "bearer", description: "`Authorization: Bearer <API_KEY>`." },
           streamToken: {
@@ -281,6 +346,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
           },
         },
         ...renderOperation,
+        ...toolOutputOperations,
         "/api/v1/promptruns/{id}": {
           get: {
             operationId: "get_prompt_run",
@@ -369,4 +435,6 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
     // A nullable of `unknown` is left empty by openOutputObjects (`{}` admits null too).
     { override: openOutputObjects, allowEmptySchema: { nullable: true } },
   );
+  dropClosedRefSiblings(document);
+  return document;
 }

@@ -26,7 +26,7 @@ const listRunsQuery = z.object({
   status: filters.status.meta({ description: "pending, completed or failed." }),
   phase: runListPhaseSchema.optional().meta({
     description:
-      "Of pending runs: `queued` (not started) or `running`; `requires_action` is accepted and matches nothing yet.",
+      "Of pending runs: `queued` (not started), `running`, or `requires_action` (paused for tool outputs).",
   }),
   prompt: filters.prompt.meta({ description: "Runs of this prompt (slug)." }),
   version: z.coerce

@@ -1,12 +1,10 @@
 import {
-  promptRunSchema,
   promptTagMovedDataSchema,
   promptVersionCreatedDataSchema,
   type WebhookEventType,
 } from "@promptrun/contract";
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
-import { jsonBody } from "./error-responses.ts";
 
 /** Standard Webhooks headers of every delivery (packages/core/src/webhooks/send-delivery.ts). */
 const signatureHeaders = z.object({
@@ -20,18 +18,25 @@ const signatureHeaders = z.object({
   }),
 });
 
+/**
+ * The PromptRun of a run event, by reference: a webhook body is a request body (an input to
+ * zod-openapi) but what the server sends, so it must be the very PromptRun component that
+ * get_prompt_run answers (open to new fields), not an input variant of it.
+ */
+const PROMPT_RUN = { $ref: "#/components/schemas/PromptRun" } as const;
+
 const webhookEvents: Array<{
   type: WebhookEventType;
   component: string;
   description: string;
-  data: z.ZodType;
+  data: z.ZodType | typeof PROMPT_RUN;
   timestamp: string;
 }> = [
   {
     type: "run.completed",
     component: "RunCompletedWebhook",
     description: "A run of the webhook's environment completed; `data` is the completed PromptRun.",
-    data: promptRunSchema,
+    data: PROMPT_RUN,
     timestamp: "When the run ended.",
   },
   {
@@ -39,8 +44,16 @@ const webhookEvents: Array<{
     component: "RunFailedWebhook",
     description:
       "A run of the webhook's environment failed or was cancelled; `data` is the failed PromptRun.",
-    data: promptRunSchema,
+    data: PROMPT_RUN,
     timestamp: "When the run ended.",
+  },
+  {
+    type: "run.requires_action",
+    component: "RunRequiresActionWebhook",
+    description:
+      "A run of the webhook's environment paused for client tool outputs; `data` is the pending PromptRun with `phase: requires_action` and its `requiredAction` (answer it with submit_tool_outputs). Only webhooks that name this event in their `events`.",
+    data: PROMPT_RUN,
+    timestamp: "When the run paused.",
   },
   {
     type: "prompt.version.created",
@@ -60,7 +73,40 @@ const webhookEvents: Array<{
   },
 ];
 
-const webhookOperation = (event: (typeof webhookEvents)[number]) => ({
+type WebhookEvent = (typeof webhookEvents)[number];
+
+const payloadFields = (event: WebhookEvent) => ({
+  type: { type: "string", const: event.type, description: "The event." },
+  timestamp: { type: "string", format: "date-time", description: event.timestamp },
+});
+
+/** The body of an event: a zod schema, or for run events a plain component around PromptRun. */
+const payloadSchema = (event: WebhookEvent) =>
+  event.data === PROMPT_RUN
+    ? { $ref: `#/components/schemas/${event.component}` }
+    : z
+        .object({
+          type: z.literal(event.type).meta({ description: "The event." }),
+          timestamp: z.iso.datetime().meta({ description: event.timestamp }),
+          data: event.data,
+        })
+        .meta({ id: event.component });
+
+/** Components of the run events' bodies (registered beside the generated ones). */
+export const webhookPayloadComponents = Object.fromEntries(
+  webhookEvents
+    .filter((event) => event.data === PROMPT_RUN)
+    .map((event) => [
+      event.component,
+      {
+        type: "object" as const,
+        properties: { ...payloadFields(event), data: PROMPT_RUN },
+        required: ["type", "timestamp", "data"],
+      },
+    ]),
+);
+
+const webhookOperation = (event: WebhookEvent) => ({
   post: {
     operationId: `${event.type.replace(".", "_")}_webhook`,
     tags: ["Webhooks"],
@@ -70,15 +116,7 @@ const webhookOperation = (event: (typeof webhookEvents)[number]) => ({
     requestParams: { header: signatureHeaders },
     requestBody: {
       required: true,
-      content: jsonBody(
-        z
-          .object({
-            type: z.literal(event.type).meta({ description: "The event." }),
-            timestamp: z.iso.datetime().meta({ description: event.timestamp }),
-            data: event.data,
-          })
-          .meta({ id: event.component }),
-      ),
+      content: { "application/json": { schema: payloadSchema(event) } },
     },
     responses: {
       "2XX": { description: "Any 2xx status acknowledges the delivery; the body is ignored." },

@@ -4,9 +4,13 @@ import {
   isUuid,
   type PromptRun,
   type RunMemory,
+  type RunStep,
   type StreamEvent,
+  type SubmitToolOutputsRequest,
+  submitToolOutputsRequestSchema,
   type ThreadEvent,
   type TokenUsage,
+  type ToolCall,
 } from "@promptrun/contract";
 
 /** What a fake run does: the tokens it streams, how fast, and how it ends. */
@@ -22,6 +26,26 @@ export interface FakeRunScript {
   outputJson?: unknown;
   /** The completed run's `memory` (default `{messages: 0, dropped: 0}`). */
   memory?: RunMemory;
+  /**
+   * After the tokens, pause for these client tool calls (`phase: requires_action`, with
+   * `run.tool_call` and `run.requires_action` events) until `POST /api/v1/promptruns/{id}/tool-outputs`
+   * answers them; then `afterToolOutputs` decides the next step.
+   */
+  toolCalls?: ToolCall[];
+  /** The step after the outputs arrive (default: the outputs as JSON text, then completed). */
+  afterToolOutputs?: (outputs: ToolOutputs) => FakeRunScript;
+  /** Seconds a pause waits before the run fails (default 600). */
+  toolTimeoutSeconds?: number;
+}
+
+/** The outputs a caller submitted, as the fake received them. */
+export type ToolOutputs = SubmitToolOutputsRequest["toolOutputs"];
+
+/** One accepted tool-outputs submission, for assertions. */
+export interface FakeToolOutputsSubmission {
+  runId: string;
+  toolOutputs: ToolOutputs;
+  idempotencyKey: string | null;
 }
 
 /** A created run as the fake saw it. */
@@ -60,6 +84,8 @@ export interface FakePromptrunServer {
   connections: FakeStreamConnection[];
   /** Every run creation the fake accepted, in order. */
   createdRuns: FakeRunRequest[];
+  /** Every tool-outputs submission the fake accepted, in order. */
+  toolOutputSubmissions: FakeToolOutputsSubmission[];
   /** Publishes a run event on a thread (what the engine would do); returns its SSE id. */
   publish(thread: string, event: ThreadEvent): string;
   /** Streams currently open (on `thread`, when given). */
@@ -113,8 +139,10 @@ const costFor = (usage: TokenUsage, retriedOutputTokens: number): Cost => {
 };
 
 /**
- * A small in-memory server that speaks Promptrun's REST + SSE contract with scripted runs.
- * For tests of clients and UIs that must not depend on the engine. It also answers control
+ * A small in-memory server that speaks Promptrun's REST + SSE contract with scripted runs,
+ * client tool calls included (a script's `toolCalls` pause the run until
+ * `POST /api/v1/promptruns/{id}/tool-outputs`). For tests of clients and UIs that must not depend
+ * on the engine. It also answers control
  * requests under `/__fake/` so a test can drive a fake running in another process:
  * `POST /__fake/drop-streams`, `POST /__fake/expire-tokens?end=1`,
  * `POST /__fake/fail-stream-connections?count=N&status=S`, `GET /__fake/connections`,
@@ -131,6 +159,7 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
   const history = new Map<string, Array<{ id: number; event: ThreadEvent }>>();
   const connections: FakeStreamConnection[] = [];
   const createdRuns: FakeRunRequest[] = [];
+  const toolOutputSubmissions: FakeToolOutputsSubmission[] = [];
   const cancelled = new Set<string>();
   let failingConnections = { count: 0, status: 503 };
 
@@ -154,14 +183,48 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
       timers.add(timer);
     });
 
-  async function execute(run: PromptRun, runScript: FakeRunScript): Promise<void> {
+  /** Where a run stands between steps: its next token index and step. */
+  interface Progress {
+    index: number;
+    step: number;
+    retriedTokens: number;
+  }
+  /** Paused runs: what continues them. */
+  const pauses = new Map<
+    string,
+    { script: FakeRunScript; progress: Progress; timer: ReturnType<typeof setTimeout> }
+  >();
+
+  const stepOf = (step: number, text: string, toolCalls: ToolCall[], tokens: number): RunStep => {
+    const now = new Date().toISOString();
+    const usage = usageFor(10, tokens);
+    return {
+      index: step,
+      model: "fake:model",
+      text,
+      toolCalls,
+      toolResults: [],
+      finishReason: toolCalls.length > 0 ? "tool-calls" : "stop",
+      usage,
+      cost: costFor(usage, 0),
+      startedAt: now,
+      finishedAt: now,
+    };
+  };
+
+  // long-function: one scripted run step: start, tokens (with a simulated retry), then pause, fail or complete.
+  async function execute(run: PromptRun, runScript: FakeRunScript, progress?: Progress): Promise<void> {
     const base = { runId: run.id, thread: run.thread, channel: run.channel };
     const prompt = { slug: run.prompt.slug, version: run.prompt.version };
-    let retriedTokens = 0;
+    let retriedTokens = progress?.retriedTokens ?? 0;
     let attempt = 1;
+    const step = progress?.step ?? 0;
+    const firstIndex = progress?.index ?? 0;
     await later(5);
-    publish(run.thread, { type: "run.started", data: { ...base, prompt, attempt } });
-    let index = 0;
+    // As the engine: each model call announces its step, the first one then the run's start.
+    publish(run.thread, { type: "run.step", data: { runId: run.id, step } });
+    if (!progress) publish(run.thread, { type: "run.started", data: { ...base, prompt, attempt } });
+    let index = firstIndex;
     for (let position = 0; position < runScript.tokens.length; position += 1) {
       if (runScript.tokenDelayMs) await later(runScript.tokenDelayMs);
       if (cancelled.has(run.id)) return;
@@ -170,9 +233,9 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
         runScript.retryAfterTokens !== undefined &&
         position === runScript.retryAfterTokens
       ) {
-        retriedTokens = position;
+        retriedTokens += position;
         attempt = 2;
-        index = 0;
+        index = firstIndex;
         position = -1;
         publish(run.thread, { type: "run.started", data: { ...base, prompt, attempt } });
         continue;
@@ -181,25 +244,28 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
       publish(run.thread, { type: "run.token", data: { runId: run.id, channel: run.channel, index, delta } });
       index += 1;
     }
+    if (cancelled.has(run.id)) return;
+    const text = runScript.tokens.join("");
+    const toolCalls = runScript.toolCalls ?? [];
+    run.steps = [...run.steps, stepOf(step, text, toolCalls, runScript.tokens.length)];
+    run.attempts = attempt;
+    if (toolCalls.length > 0) {
+      pause(run, runScript, { index, step: step + 1, retriedTokens });
+      return;
+    }
     const finishedAt = new Date().toISOString();
+    const totalTokens = run.steps.reduce((sum, each) => sum + each.usage.output, 0);
     if (runScript.fail) {
-      const cost = costFor(usageFor(0, 0), retriedTokens + runScript.tokens.length);
-      Object.assign(run, {
-        status: "failed",
-        error: runScript.fail,
-        cost,
-        finishedAt,
-        attempts: attempt,
-        phase: null,
-      });
+      const cost = costFor(usageFor(0, 0), retriedTokens + totalTokens);
+      Object.assign(run, { status: "failed", error: runScript.fail, cost, finishedAt, phase: null });
       publish(run.thread, {
         type: "run.failed",
         data: { runId: run.id, error: runScript.fail, cost, finishedAt },
       });
       return;
     }
-    const output = runScript.tokens.join("");
-    const tokenUsage = usageFor(10, runScript.tokens.length);
+    const output = text;
+    const tokenUsage = usageFor(10 * run.steps.length, totalTokens);
     const cost = costFor(tokenUsage, retriedTokens);
     const outputJson = runScript.outputJson ?? null;
     const memory = runScript.memory ?? { messages: 0, dropped: 0 };
@@ -209,7 +275,6 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
       tokenUsage,
       cost,
       finishedAt,
-      attempts: attempt,
       outputJson,
       finishReason: "stop",
       phase: null,
@@ -219,6 +284,95 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
       type: "run.completed",
       data: { runId: run.id, output, outputJson, finishReason: "stop", memory, tokenUsage, cost, finishedAt },
     });
+  }
+
+  /** Pauses a run for its script's tool calls; it fails if nobody answers in time. */
+  function pause(run: PromptRun, runScript: FakeRunScript, progress: Progress): void {
+    const toolCalls = runScript.toolCalls ?? [];
+    const expiresAt = new Date(Date.now() + (runScript.toolTimeoutSeconds ?? 600) * 1000).toISOString();
+    const requiredAction = { type: "submit_tool_outputs" as const, toolCalls, expiresAt };
+    Object.assign(run, { phase: "requires_action", requiredAction, finishReason: null });
+    for (const toolCall of toolCalls)
+      publish(run.thread, {
+        type: "run.tool_call",
+        data: { runId: run.id, step: progress.step - 1, toolCall },
+      });
+    publish(run.thread, { type: "run.requires_action", data: { runId: run.id, requiredAction } });
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        if (!pauses.delete(run.id)) return;
+        const finishedAt = new Date().toISOString();
+        const error = `tool outputs were not submitted before ${expiresAt}`;
+        const cost = costFor(usageFor(0, 0), 0);
+        Object.assign(run, { status: "failed", error, cost, finishedAt, phase: null, requiredAction: null });
+        publish(run.thread, { type: "run.failed", data: { runId: run.id, error, cost, finishedAt } });
+      },
+      (runScript.toolTimeoutSeconds ?? 600) * 1000,
+    );
+    timers.add(timer);
+    pauses.set(run.id, { script: runScript, progress, timer });
+  }
+
+  /** The default step after tool outputs: the outputs as JSON text. */
+  const echoOutputs = (outputs: ToolOutputs): FakeRunScript => ({
+    tokens: [JSON.stringify(outputs.map((entry) => entry.output))],
+  });
+
+  /** POST /api/v1/promptruns/{id}/tool-outputs, with the real server's checks and messages. */
+  async function submitToolOutputs(request: Request, run: PromptRun): Promise<Response> {
+    let body: unknown;
+    try {
+      body = await request.json();
+    } catch {
+      return error(400, "invalid JSON", "invalid");
+    }
+    const parsed = submitToolOutputsRequestSchema.safeParse(body);
+    if (!parsed.success) return error(400, parsed.error.issues[0]?.message ?? "invalid body", "invalid");
+    const paused = pauses.get(run.id);
+    if (!paused || run.status !== "pending")
+      return error(
+        409,
+        run.status === "pending"
+          ? `run is pending (phase ${run.phase}), not waiting for tool outputs`
+          : `run is ${run.status}, not waiting for tool outputs`,
+        "conflict",
+      );
+    const { toolOutputs } = parsed.data;
+    const asked = paused.script.toolCalls ?? [];
+    const given = toolOutputs.map((entry) => entry.toolCallId);
+    const unknown = given.find((id) => !asked.some((call) => call.id === id));
+    if (unknown) return error(400, `'${unknown}' is not a tool call the run waits for`, "invalid");
+    if (new Set(given).size !== given.length) return error(400, "a toolCallId is repeated", "invalid");
+    const missing = asked.filter((call) => !given.includes(call.id));
+    if (missing.length > 0)
+      return error(
+        400,
+        `toolOutputs: no output for ${missing.map((call) => `'${call.id}'`).join(", ")}`,
+        "invalid",
+      );
+    pauses.delete(run.id);
+    clearTimeout(paused.timer);
+    timers.delete(paused.timer);
+    toolOutputSubmissions.push({
+      runId: run.id,
+      toolOutputs,
+      idempotencyKey: request.headers.get("idempotency-key"),
+    });
+    const step = paused.progress.step - 1;
+    const results = asked.map((call) => ({
+      toolCallId: call.id,
+      name: call.name,
+      output: toolOutputs.find((entry) => entry.toolCallId === call.id)?.output,
+      isError: false,
+      executedBy: "client" as const,
+    }));
+    run.steps = run.steps.map((each) => (each.index === step ? { ...each, toolResults: results } : each));
+    // As the engine: a client's outputs are in the run's steps; no run.tool_result is sent for them.
+    Object.assign(run, { phase: "running", requiredAction: null });
+    const next = (paused.script.afterToolOutputs ?? echoOutputs)(toolOutputs);
+    void execute(run, next, paused.progress);
+    return json({ id: run.id, thread: run.thread }, 202, { location: `/api/v1/promptruns/${run.id}` });
   }
 
   function openStream(request: Request, thread: string, lastEventIdText: string | null): Response {
@@ -385,6 +539,8 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
         outputJson: null,
         finishReason: null,
         phase: "running",
+        requiredAction: null,
+        steps: [],
         memory: null,
       };
       runs.set(run.id, run);
@@ -392,16 +548,28 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
       return json({ id: run.id, thread: run.thread }, 202, { location: `/api/v1/promptruns/${run.id}` });
     }
 
-    const runMatch = path.match(/^\/api\/v1\/promptruns\/([^/]+)(\/cancel)?$/);
+    const runMatch = path.match(/^\/api\/v1\/promptruns\/([^/]+)(\/cancel|\/tool-outputs)?$/);
     if (runMatch) {
       const run = runs.get(runMatch[1]!);
       if (!run) return error(404, "run not found", "not_found");
-      if (runMatch[2] && request.method === "POST") {
+      if (runMatch[2] === "/tool-outputs" && request.method === "POST")
+        return submitToolOutputs(request, run);
+      if (runMatch[2] === "/cancel" && request.method === "POST") {
         if (run.status !== "pending") return error(409, "run already ended", "conflict");
         cancelled.add(run.id);
+        const paused = pauses.get(run.id);
+        if (paused) clearTimeout(paused.timer);
+        pauses.delete(run.id);
         const finishedAt = new Date().toISOString();
         const cost = costFor(usageFor(0, 0), 0);
-        Object.assign(run, { status: "failed", error: "cancelled", cost, finishedAt, phase: null });
+        Object.assign(run, {
+          status: "failed",
+          error: "cancelled",
+          cost,
+          finishedAt,
+          phase: null,
+          requiredAction: null,
+        });
         publish(run.thread, {
           type: "run.failed",
           data: { runId: run.id, error: "cancelled", cost, finishedAt },
@@ -461,6 +629,7 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
     apiKey,
     connections,
     createdRuns,
+    toolOutputSubmissions,
     publish,
     openStreams: (thread) =>
       [...subscribers].filter((s) => thread === undefined || s.thread === thread).length,

@@ -31,6 +31,40 @@ const setup = async () => {
   return { ...fixture, tenant, other };
 };
 
+const toolPrompt = {
+  slug: "agent",
+  model: "dev:echo",
+  inputs: {},
+  messages: [{ role: "user", content: "Where is my order?" }],
+  tools: [
+    {
+      type: "function",
+      name: "lookup_order",
+      description: "Look an order up by its number.",
+      parameters: { type: "object", properties: { number: { type: "string" } }, required: ["number"] },
+    },
+    {
+      type: "http",
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } } },
+      request: {
+        method: "GET",
+        url: "https://api.example.com/weather?city={{args.city}}&key={{env.WEATHER_KEY}}",
+        headers: { Authorization: "Bearer {{env.WEATHER_KEY}}" },
+      },
+    },
+    {
+      type: "mcp",
+      server: {
+        url: "https://bot:{{env.MCP_PASSWORD}}@mcp.example.com/{{env.MCP_TENANT}}/mcp?token={{env.MCP_TOKEN}}#frag",
+        headers: { Authorization: "Bearer {{env.MCP_TOKEN}}" },
+      },
+      allowedTools: ["search_docs"],
+    },
+    { type: "mcp", server: { url: "https://docs.example.com/mcp" } },
+  ],
+} as const;
+
 describe("RunService.render", () => {
   test("the version's request: system then user messages, no memory without a thread, no tools", async () => {
     const { services, tenant } = await setup();
@@ -49,6 +83,39 @@ describe("RunService.render", () => {
       providerOptions: null,
       memory: { messages: 0, dropped: 0 },
     });
+  });
+
+  test("tools as offered to the model; MCP servers by URL without query or credentials, unlisted", async () => {
+    const { services, tenant } = await setup();
+    await services.prompts.push(tenant.id, [toolPrompt]);
+    const rendered = await services.runs.render(tenant.id, "agent", "latest", {
+      inputs: {},
+      envVars: { WEATHER_KEY: "k", MCP_PASSWORD: "p", MCP_TENANT: "t", MCP_TOKEN: "x" },
+    });
+    expect(rendered.tools).toEqual([
+      {
+        type: "function",
+        name: "lookup_order",
+        description: "Look an order up by its number.",
+        parameters: { type: "object", properties: { number: { type: "string" } }, required: ["number"] },
+      },
+      {
+        type: "http",
+        name: "get_weather",
+        description: null,
+        parameters: { type: "object", properties: { city: { type: "string" } } },
+      },
+      {
+        type: "mcp",
+        server: "https://mcp.example.com/{{env.MCP_TENANT}}/mcp",
+        allowedTools: ["search_docs"],
+      },
+      { type: "mcp", server: "https://docs.example.com/mcp", allowedTools: null },
+    ]);
+    // How a server tool is reached (URLs, headers, credentials' names) is not part of what the model sees.
+    expect(JSON.stringify(rendered.tools)).not.toMatch(
+      /WEATHER_KEY|MCP_PASSWORD|MCP_TOKEN|api\.example|Bearer/,
+    );
   });
 
   test("env vars render as [env:NAME]; their values are never in the answer", async () => {

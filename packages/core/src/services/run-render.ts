@@ -4,6 +4,7 @@ import { checkMediaInputs } from "../inputs/media-input.ts";
 import type { Store } from "../ports.ts";
 import { maskedEnv, renderRunRequest } from "../rendering/run-request.ts";
 import type { RateLimitService } from "../services.ts";
+import { renderedTools } from "./rendered-tools.ts";
 import { checkRunBody, requireRunEnvironment, resolveRunVersion } from "./run-request-checks.ts";
 
 export interface RunRenderDependencies {
@@ -51,7 +52,7 @@ export function createRunRender({ store, config, rateLimits }: RunRenderDependen
       model: definition.model,
       params: definition.params,
       messages: rendered.messages,
-      tools: [],
+      tools: renderedTools(definition.tools),
       output: definition.output ?? null,
       providerOptions: definition.providerOptions ?? null,
       memory: rendered.memoryWindow,

@@ -18,6 +18,7 @@ import { createPendingRunCounter, type PendingRunCounter } from "./pending-run-c
 import { runUsage, toStoreFilter } from "./run-list-filters.ts";
 import { createRunRender } from "./run-render.ts";
 import { checkRunBody, requireRunEnvironment, resolveRunVersion } from "./run-request-checks.ts";
+import { createSubmitToolOutputs } from "./submit-tool-outputs.ts";
 import { toPromptRun } from "./to-prompt-run.ts";
 import { uuidv7 } from "./uuidv7.ts";
 
@@ -188,5 +189,15 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
       if (await engine.cancel(run.id)) pendingRuns.ended(tenantId);
       return toPromptRun(await requireRun(tenantId, run.id));
     },
+
+    submitToolOutputs: createSubmitToolOutputs({
+      store,
+      config,
+      clock,
+      engine,
+      fingerprint,
+      requireRun,
+      replay,
+    }),
   };
 }

@@ -3,7 +3,9 @@
  * test process, where a Bun.serve would break. Prints `{url, apiKey}` as one JSON line.
  * Scripts by the `message` input: `fail:` ends failed, `retry:` restarts after two tokens,
  * `json:<JSON>` answers that JSON as structured output (outputJson, with memory 2 carried and 1
- * dropped); `delayMs` (input) slows the tokens down.
+ * dropped); `tool:<name> <JSON args>[ | <name> <JSON args>…]` says "Checking." and pauses for those
+ * client tool calls (ids `call_1`, `call_2`, …), then answers `Result: <JSON of the outputs>`;
+ * `delayMs` (input) slows the tokens down.
  */
 import { startFakePromptrunServer } from "@promptrun/client/testing";
 
@@ -25,6 +27,24 @@ const server = startFakePromptrunServer({
         tokenDelayMs,
         outputJson: JSON.parse(text),
         memory: { messages: 2, dropped: 1 },
+      };
+    }
+    if (message.startsWith("tool:")) {
+      const toolCalls = message
+        .slice(5)
+        .split(" | ")
+        .map((call, index) => {
+          const [name = "", ...json] = call.trim().split(" ");
+          return { id: `call_${index + 1}`, name, arguments: JSON.parse(json.join(" ") || "{}") };
+        });
+      return {
+        tokens: ["Checking."],
+        tokenDelayMs,
+        toolCalls,
+        afterToolOutputs: (outputs) => ({
+          tokens: [`Result: ${JSON.stringify(outputs.map((entry) => entry.output))}`],
+          tokenDelayMs,
+        }),
       };
     }
     if (message.startsWith("retry:"))

@@ -20,7 +20,12 @@ export function providerFor(backend: PromptrunBackend) {
 
 /** Stands in for the app's backend: holds the API key and talks to the fake Promptrun. */
 export function fakeBackend(fake: FakeServerHandle, options: { delayMs?: number } = {}) {
-  const calls = { createRun: [] as unknown[], getStreamToken: 0, getRun: 0 };
+  const calls = {
+    createRun: [] as unknown[],
+    getStreamToken: 0,
+    getRun: 0,
+    submitToolOutputs: [] as unknown[],
+  };
   const backend: PromptrunBackend = {
     createRun(variables) {
       calls.createRun.push(variables);
@@ -38,6 +43,10 @@ export function fakeBackend(fake: FakeServerHandle, options: { delayMs?: number 
     getRun(id) {
       calls.getRun += 1;
       return fake.client.runs.get(id);
+    },
+    submitToolOutputs(runId, toolOutputs) {
+      calls.submitToolOutputs.push({ runId, toolOutputs });
+      return fake.client.runs.submitToolOutputs(runId, toolOutputs);
     },
   };
   return { backend, calls };

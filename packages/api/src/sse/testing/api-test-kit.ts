@@ -1,4 +1,4 @@
-import { createPromptrun, type PromptrunConfig, type PromptrunServices } from "@promptrun/core";
+import { createPromptrun, type PromptrunConfig, type PromptrunServices, type Store } from "@promptrun/core";
 import {
   createMemoryStore,
   createTestConfig,
@@ -56,6 +56,8 @@ export interface TestTenant {
 
 export interface ApiTestKit {
   services: PromptrunServices;
+  /** The memory store under the services (to put a run in a state no request reaches, e.g. paused). */
+  store: Store;
   bus: CountingBus;
   metrics: CountingMetrics;
   clock: ManualClock;
@@ -129,6 +131,7 @@ export async function createApiTestKit(options: ApiTestKitOptions = {}): Promise
   };
   return {
     services,
+    store,
     bus,
     metrics,
     clock,

@@ -5,6 +5,7 @@ import {
   runCreateInputSchema,
   runGetInputSchema,
   runListInputSchema,
+  runSubmitToolOutputsInputSchema,
 } from "@promptrun/contract";
 import { notFound } from "@promptrun/core";
 import type { TrpcContext } from "../context.ts";
@@ -49,5 +50,21 @@ export function createRunRouter(t: TrpcRoot, { publicProcedure, tenantProcedure 
     cancel: tenantProcedure
       .input(idInputSchema)
       .mutation(({ ctx, input }): Promise<PromptRun> => ctx.services.runs.cancel(ctx.tenant.id, input.id)),
+    /**
+     * Same checks and errors as POST /api/v1/promptruns/{id}/tool-outputs. An API key only: a
+     * stream token (what a browser holds) is refused, so a page cannot answer a run's tools.
+     */
+    submitToolOutputs: tenantProcedure
+      .input(runSubmitToolOutputsInputSchema)
+      .mutation(async ({ ctx, input }): Promise<CreateRunResponse> => {
+        const { id, idempotencyKey, ...body } = input;
+        const submitted = await ctx.services.runs.submitToolOutputs(
+          ctx.tenant,
+          id,
+          body,
+          idempotencyKey === undefined ? undefined : { idempotencyKey },
+        );
+        return { id: submitted.id, thread: submitted.thread };
+      }),
   });
 }

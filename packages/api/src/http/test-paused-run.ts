@@ -37,6 +37,7 @@ export async function pauseRun(
         startedAt: now.toISOString(),
         finishedAt: now.toISOString(),
         tokens: 0,
+        attempts: 1,
       },
     ],
     pause: {

@@ -30,6 +30,7 @@ const stepOf = (index: number, toolCalls: ToolCall[], at: Date): RunStepRecord =
   startedAt: at.toISOString(),
   finishedAt: at.toISOString(),
   tokens: 0,
+  attempts: 1,
 });
 
 /** Real services on the memory store; the engine records what it is asked (resume included). */

@@ -686,6 +686,30 @@ describe("client tools over REST", () => {
     expect(router.requestsFor("orders-twice").length - before).toBe(1);
   });
 
+  test("cancel while paused: the run fails `cancelled`, the channel's next run proceeds, late outputs get 409", async () => {
+    const thread = crypto.randomUUID();
+    const { id } = await createRun(server, "orders-twice", { inputs: { message: "Where is E-5?" }, thread });
+    await waitForPause(server, id);
+    const next = await createRun(server, "plain", { inputs: { message: "after the cancel" }, thread });
+    const modelCalls = router.requestsFor("orders-twice").length;
+    const cancelled = await api(server, `/api/v1/promptruns/${id}/cancel`, { method: "POST" });
+    expect(cancelled.status).toBe(200);
+    expect(await cancelled.json()).toMatchObject({ id, status: "failed", error: "cancelled", phase: null });
+    expect(await waitForRun(server, next.id)).toMatchObject({
+      status: "completed",
+      output: "after the cancel",
+    });
+    const late = await submitToolOutputs(server, id, [{ toolCallId: "call_E-5", output: "late" }]);
+    expect(await errorOf(late)).toEqual({
+      status: 409,
+      error: "run is failed, not waiting for tool outputs",
+    });
+    const run = await getRun(server, id);
+    expectDocumented(run);
+    expect(run).toMatchObject({ status: "failed", error: "cancelled", requiredAction: null });
+    expect(router.requestsFor("orders-twice")).toHaveLength(modelCalls);
+  });
+
   test("keyless dev:echo: the demo order-status prompt pauses on /call lookup_order and answers with the output", async () => {
     const { id } = await createRun(server, "order-status", {
       inputs: { message: '/call lookup_order {"number":"A-1001"}' },

@@ -46,7 +46,7 @@ export function checkToolCalls(
       refused.push(serverResult(call, "the arguments are not a JSON object", true));
     } else {
       const problem = tools.checkArguments(name, parsed);
-      if (problem !== null) refused.push(serverResult(call, `invalid arguments: ${problem}`, true));
+      if (problem !== null) refused.push(serverResult(call, problem, true));
     }
   }
   return { calls, refused };

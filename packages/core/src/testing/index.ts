@@ -1,5 +1,11 @@
 export { createEngineFixture } from "../engine/engine-test-fixture.ts";
 export { pendingRunRecord } from "../run-record.ts";
+export {
+  hangUntilAborted,
+  type LocalServer,
+  startHttpServer,
+  startMcpServer,
+} from "../tools/tools-test-fixture.ts";
 export { type ManualClock, manualClock } from "./clock.ts";
 export * from "./fake-providers/index.ts";
 export { createMemoryStore } from "./memory-store.ts";

@@ -1,6 +1,9 @@
 import type { CreateRunResponse, StreamEnvelope, StreamTokenResponse } from "@promptrun/contract";
 import type { ChatTransport, UIMessage, UIMessageChunk } from "ai";
+import type { ToolOutput } from "../promptrun-client.ts";
 import { subscribeToThread } from "../subscribe-to-thread.ts";
+import { type AnsweredPause, answeredPauseOf } from "./answered-pause.ts";
+import { RunChunks } from "./run-chunks.ts";
 
 /** What {@link PromptrunChatTransport} asks the app's backend to start. */
 export interface ChatRunRequest {
@@ -11,6 +14,18 @@ export interface ChatRunRequest {
   /** The whole conversation as the UI holds it, for backends that want it. */
   messages: UIMessage[];
   /** `body` given to `sendMessage(…, { body })`, passed on unchanged. */
+  body: object | undefined;
+  abortSignal: AbortSignal | undefined;
+}
+
+/** The outputs of a paused run's client tool calls, for the app's backend to submit. */
+export interface ChatToolOutputsRequest {
+  /** The paused run (`POST /api/v1/promptruns/{runId}/tool-outputs`). */
+  runId: string;
+  thread: string;
+  /** One per call of the pause: `addToolOutput`'s output, or `{error: errorText}` for an error. */
+  toolOutputs: ToolOutput[];
+  messages: UIMessage[];
   body: object | undefined;
   abortSignal: AbortSignal | undefined;
 }
@@ -26,6 +41,11 @@ export interface ResumeStorage {
 export interface PromptrunChatTransportOptions {
   /** Starts a run through the app's own backend (which holds the API key); resolves to `{id, thread}`. */
   createRun(request: ChatRunRequest): Promise<CreateRunResponse>;
+  /**
+   * Submits a paused run's tool outputs through the app's backend (only an API key may:
+   * `runs.submitToolOutputs(runId, toolOutputs)`). Needed for prompts with `function` tools.
+   */
+  submitToolOutputs?(request: ChatToolOutputsRequest): Promise<unknown>;
   /** Mints a stream token for a thread through the app's backend (a StreamTokenResponse carries the URL). */
   getToken(thread: string): Promise<string | StreamTokenResponse>;
   /** The stream URL of a thread, when `getToken` returns a bare token. */
@@ -43,7 +63,11 @@ interface ActiveRun {
   thread: string;
   /** SSE id to resume after: replays the run from its first event (the server keeps ~60 s). */
   after: string | null;
+  /** The run continues after tool outputs: its chunks extend the message that holds the calls. */
+  continuation?: boolean;
 }
+
+type SendOptions<UI_MESSAGE extends UIMessage> = Parameters<ChatTransport<UI_MESSAGE>["sendMessages"]>[0];
 
 const storageKey = (chatId: string) => `promptrun-chat:${chatId}`;
 
@@ -59,8 +83,11 @@ const errorText = (error: unknown) => (error instanceof Error ? error.message : 
 /**
  * An AI SDK `ChatTransport` (what `useChat` of `@ai-sdk/react` speaks) over Promptrun threads:
  * `sendMessages` subscribes to the chat's thread, starts a run through the app's backend once the
- * stream is live, and maps the run's `run.token` / `run.completed` / `run.failed` events to UI
- * message chunks. `reconnectToStream` replays a run still streaming with `Last-Event-ID`.
+ * stream is live, and maps the run's events to UI message chunks (run-chunks.ts). A run that
+ * pauses for `function` tools ends the stream with their calls; when the conversation comes back
+ * with their outputs (`addToolOutput`, then `sendAutomaticallyWhen` or `sendMessage()`), the
+ * outputs are submitted to that run and its continuation streams into the same message.
+ * `reconnectToStream` replays a run still streaming with `Last-Event-ID`.
  * The conversation's memory lives in the Promptrun thread: only the newest user message is sent.
  */
 export class PromptrunChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
@@ -81,10 +108,10 @@ export class PromptrunChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     };
   }
 
-  async sendMessages(
-    options: Parameters<ChatTransport<UI_MESSAGE>["sendMessages"]>[0],
-  ): Promise<ReadableStream<UIMessageChunk>> {
+  async sendMessages(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
     const thread = this.#threadOf(options.chatId);
+    const pause = answeredPauseOf(options.messages);
+    if (pause) return this.#continue(options, thread, pause);
     const lastUser = [...options.messages].reverse().find((message) => message.role === "user");
     const message = lastUser ? textOf(lastUser) : "";
     return this.#stream(options.chatId, thread, options.abortSignal, async (after) => {
@@ -113,9 +140,33 @@ export class PromptrunChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     return this.#options.threadOf ? this.#options.threadOf(chatId) : chatId;
   }
 
+  /** Submits the outputs of the pause the last message answers, and streams the run on from there. */
+  #continue(
+    options: SendOptions<UI_MESSAGE>,
+    thread: string,
+    pause: AnsweredPause,
+  ): Promise<ReadableStream<UIMessageChunk>> {
+    return this.#stream(options.chatId, thread, options.abortSignal, async (after) => {
+      const submit = this.#options.submitToolOutputs;
+      if (!submit)
+        throw new Error("PromptrunChatTransport has no submitToolOutputs: it cannot answer tool calls");
+      if (pause.unanswered.length > 0)
+        throw new Error(`tool call ${pause.unanswered.join(", ")} has no output yet`);
+      await submit({
+        runId: pause.runId,
+        thread,
+        toolOutputs: pause.toolOutputs,
+        messages: options.messages,
+        body: options.body,
+        abortSignal: options.abortSignal,
+      });
+      return { runId: pause.runId, thread, after, continuation: true };
+    });
+  }
+
   /**
    * Subscribes to `thread` (after `resumeAfter` when resuming), calls `start` once the stream is
-   * live, and turns that run's events into chunks until it ends.
+   * live, and turns that run's events into chunks until it ends or pauses.
    */
   async #stream(
     chatId: string,
@@ -136,11 +187,11 @@ export class PromptrunChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     });
     const storage = this.#storage;
     const key = storageKey(chatId);
-    const textId = `text-${chatId}`;
 
     return new ReadableStream<UIMessageChunk>({
       async start(sink) {
         let active: ActiveRun | null = null;
+        let chunksOf: RunChunks | null = null;
         // Events that arrive before the run's id is known (the 202 may come after its first tokens).
         const early: StreamEnvelope[] = [];
         let lastId: string | null = resumeAfter;
@@ -151,9 +202,10 @@ export class PromptrunChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
           sink.close();
           controller.abort();
         };
-        /** Handles one event of the run; true when the run has ended. */
+        /** Handles one event of the run; true when the run's stream has ended. */
         const handle = (envelope: StreamEnvelope): boolean => {
-          if (!active || !("runId" in envelope.data) || envelope.data.runId !== active.runId) return false;
+          if (!active || !chunksOf || !("runId" in envelope.data) || envelope.data.runId !== active.runId)
+            return false;
           if (!started) {
             started = true;
             // Event ids are increasing decimal integers: resuming after (first id − 1) replays the whole run.
@@ -161,30 +213,15 @@ export class PromptrunChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
               active.after = (BigInt(envelope.id) - 1n).toString();
               storage.setItem(key, JSON.stringify(active));
             }
-            sink.enqueue({ type: "start" });
-            sink.enqueue({ type: "text-start", id: textId });
           }
-          if (envelope.type === "run.token")
-            sink.enqueue({ type: "text-delta", id: textId, delta: envelope.data.delta });
-          if (envelope.type === "run.completed") {
-            finish([
-              { type: "text-end", id: textId },
-              // Promptrun's finish reasons are the AI SDK's; an older server sends none.
-              { type: "finish", finishReason: envelope.data.finishReason ?? "stop" },
-            ]);
-            return true;
-          }
-          if (envelope.type === "run.failed") {
-            finish([
-              { type: "text-end", id: textId },
-              { type: "error", errorText: envelope.data.error },
-            ]);
-            return true;
-          }
-          return false;
+          const { chunks, ended } = chunksOf.next(envelope);
+          if (ended) finish(chunks);
+          else for (const chunk of chunks) sink.enqueue(chunk);
+          return ended;
         };
         const beginRun = async () => {
           active = await start(lastId);
+          chunksOf = new RunChunks(active.runId, { continuation: active.continuation === true });
           storage.setItem(key, JSON.stringify(active));
           for (const envelope of early.splice(0)) if (handle(envelope)) return true;
           return false;

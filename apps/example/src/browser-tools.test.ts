@@ -5,16 +5,14 @@
  * the output on, and the run answers with it. Skips, saying so, when no Chromium is installed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { createPromptrunClient } from "@promptrun/client";
 import { startPromptrun, type TestPromptrun } from "@promptrun/testing";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { type ExampleServer, startExampleServer } from "./example-server.ts";
+import { chromiumPath, launchChromium } from "./test-support/chromium.ts";
 import { loadOrderStatusPrompt } from "./test-support/order-status-prompt.ts";
 
-const chromiumPath = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
-  (path): path is string => Boolean(path && existsSync(path)),
-);
 if (!chromiumPath) {
   console.warn(
     "SKIPPING the example's client-tool browser test: no Chromium binary (apt-get install -y chromium).",
@@ -36,16 +34,7 @@ describe.skipIf(!chromiumPath)("a client tool answered by the page, in Chromium"
       apiKey: promptrun.apiKey,
       prompt: { slug: "order-status", version: "latest" },
     });
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-dev-shm-usage",
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
     page.on("pageerror", (error) => console.error("page error:", error.message));
     await page.goto(example.url);

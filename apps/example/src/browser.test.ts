@@ -3,15 +3,13 @@
  * download). Skips, saying so, when no Chromium binary is installed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { startPromptrun, type TestPromptrun } from "@promptrun/testing";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { type ExampleServer, startExampleServer } from "./example-server.ts";
 import { loadChatPrompt } from "./test-support/chat-prompt.ts";
+import { chromiumPath, launchChromium } from "./test-support/chromium.ts";
 
-const chromiumPath = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
-  (path): path is string => Boolean(path && existsSync(path)),
-);
 if (!chromiumPath) {
   console.warn("SKIPPING the example's browser test: no Chromium binary (apt-get install -y chromium).");
 }
@@ -27,16 +25,7 @@ describe.skipIf(!chromiumPath)("example chat in Chromium", () => {
     mkdirSync(artifacts, { recursive: true });
     promptrun = await startPromptrun({ prompts: [await loadChatPrompt()] });
     example = startExampleServer({ promptrunUrl: promptrun.url, apiKey: promptrun.apiKey });
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-dev-shm-usage",
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
     page.on("pageerror", (error) => console.error("page error:", error.message));
     await page.goto(example.url);

@@ -20,8 +20,10 @@ import {
 import { z } from "zod";
 import { type CreateDocumentOptions, createDocument } from "zod-openapi";
 import {
+  acceptedRunHeaders,
   errorResponse,
   errors,
+  idempotencyKeyHeader,
   jsonBody,
   rateLimitHeaders,
   storeUnavailableResponse,
@@ -305,12 +307,9 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
                 }),
               }),
               header: z.object({
-                "Idempotency-Key": z
-                  .string()
-                  .min(1)
-                  .max(255)
-                  .optional()
-                  .meta({ description: "Replays of the same key return the first response (24 h)." }),
+                "Idempotency-Key": idempotencyKeyHeader(
+                  "Replays of the same key return the first response (24 h).",
+                ),
               }),
             },
             requestBody: { required: true, content: jsonBody(createRunRequestSchema) },
@@ -318,14 +317,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
               202: {
                 description: "The run is durably queued.",
                 content: jsonBody(createRunResponseSchema),
-                headers: z.object({
-                  Location: z.string().meta({ description: "/api/v1/promptruns/{id}" }),
-                  "Idempotent-Replayed": z
-                    .literal("true")
-                    .optional()
-                    .meta({ description: "Present when an Idempotency-Key matched an earlier request." }),
-                  ...rateLimitHeaders,
-                }),
+                headers: z.object({ ...acceptedRunHeaders, ...rateLimitHeaders }),
               },
               400: errors[400](
                 "Invalid JSON, too deep nesting, schema violation (unknown fields included), missing, unknown or mistyped input (an image or file input that is not an https or base64 data: URL, or whose host is a private address; a messages input that is not a list of at most 200 {role, content}), envVars or metadata rules, unknown environment. The message names the field.",

@@ -73,3 +73,16 @@ export const storeUnavailableResponse = errorResponse(
   "The store cannot take the run now: the database is busy (`Retry-After: 1`), its storage is full (`Retry-After: 30`), or the server is shutting down. Nothing was queued; retry (with the same Idempotency-Key).",
   { "Retry-After": retryAfterHeader.optional() },
 );
+
+/** The `Idempotency-Key` request header of a route that replays (create-run, tool outputs). */
+export const idempotencyKeyHeader = (description: string) =>
+  z.string().min(1).max(255).optional().meta({ description });
+
+/** The headers of a 202 naming a run: where it is, and whether a key replayed an earlier answer. */
+export const acceptedRunHeaders = {
+  Location: z.string().meta({ description: "/api/v1/promptruns/{id}" }),
+  "Idempotent-Replayed": z
+    .literal("true")
+    .optional()
+    .meta({ description: "Present when an Idempotency-Key matched an earlier request." }),
+};

@@ -7,7 +7,14 @@ import {
 } from "@promptrun/contract";
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
-import { errorResponse, errors, jsonBody, wwwAuthenticateHeader } from "./error-responses.ts";
+import {
+  acceptedRunHeaders,
+  errorResponse,
+  errors,
+  idempotencyKeyHeader,
+  jsonBody,
+  wwwAuthenticateHeader,
+} from "./error-responses.ts";
 
 const kib = (bytes: number) => `${bytes / 1024} KB`;
 
@@ -33,12 +40,9 @@ export const toolOutputOperations: ZodOpenApiPathsObject = {
       requestParams: {
         path: z.object({ id: uuidSchema.meta({ description: "Prompt run id (a UUID)." }) }),
         header: z.object({
-          "Idempotency-Key": z
-            .string()
-            .min(1)
-            .max(255)
-            .optional()
-            .meta({ description: "Replays of the same key and body return the first response (24 h)." }),
+          "Idempotency-Key": idempotencyKeyHeader(
+            "Replays of the same key and body return the first response (24 h).",
+          ),
         }),
       },
       requestBody: { required: true, content: jsonBody(submitToolOutputsRequestSchema) },
@@ -46,13 +50,7 @@ export const toolOutputOperations: ZodOpenApiPathsObject = {
         202: {
           description: "The pause has ended and the run continues.",
           content: jsonBody(createRunResponseSchema),
-          headers: z.object({
-            Location: z.string().meta({ description: "/api/v1/promptruns/{id}" }),
-            "Idempotent-Replayed": z
-              .literal("true")
-              .optional()
-              .meta({ description: "Present when an Idempotency-Key matched an earlier request." }),
-          }),
+          headers: z.object(acceptedRunHeaders),
         },
         400: errors[400](
           "Invalid JSON or schema violation; a `toolCallId` the run does not wait for or given twice; a call of `requiredAction.toolCalls` left without an output (named); an output over 256 KB; a malformed Idempotency-Key. The message names the field.",

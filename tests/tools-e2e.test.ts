@@ -511,6 +511,7 @@ describe("client tools over REST", () => {
       "run.step",
       "run.tool_call",
       "run.requires_action",
+      "run.tool_result",
       "run.step",
       "run.token…",
       "run.completed",

@@ -10,5 +10,10 @@ export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRou
 export const createQueryClient = () =>
   new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false } } });
 
+/** The server refuses a batch of more than 10 calls (docs/ARCHITECTURE.md, request limits). */
+const MAX_BATCH_CALLS = 10;
+
 export const createConsoleTrpcClient = () =>
-  createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: "/trpc", fetch: consoleFetch })] });
+  createTRPCClient<AppRouter>({
+    links: [httpBatchLink({ url: "/trpc", fetch: consoleFetch, maxItems: MAX_BATCH_CALLS })],
+  });

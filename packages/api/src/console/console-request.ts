@@ -31,11 +31,11 @@ function requireConsoleRequest(request: Request, publicUrl: string): void {
   requireOwnOrigin(request, publicUrl);
 }
 
-/** Whether the request would authenticate by its console cookie: no Authorization header, the console on, the cookie sent. */
-export const usesConsoleSession = (deps: ApiDeps, request: Request): boolean =>
-  deps.config.console !== undefined &&
-  request.headers.get("authorization") === null &&
-  consoleSessionToken(request) !== null;
+/** The session token the request authenticates by: none with an Authorization header or with the console off. */
+export const consoleSessionOf = (deps: ApiDeps, request: Request): string | null =>
+  deps.config.console === undefined || request.headers.get("authorization") !== null
+    ? null
+    : consoleSessionToken(request);
 
 /**
  * The tenant a REST or tRPC request acts for, the one place both ask (docs/console.md "Serving
@@ -46,7 +46,7 @@ export const usesConsoleSession = (deps: ApiDeps, request: Request): boolean =>
  */
 export async function authenticateRequest(deps: ApiDeps, request: Request): Promise<AuthenticatedTenant> {
   const { services, config } = deps;
-  const token = usesConsoleSession(deps, request) ? consoleSessionToken(request) : null;
+  const token = consoleSessionOf(deps, request);
   if (token === null) return services.auth.authenticate(request.headers.get("authorization"));
   requireConsoleRequest(request, config.publicUrl);
   return services.consoleSessions.authenticate(token);

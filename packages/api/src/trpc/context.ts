@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { bearerCredential, type PromptrunServices, type TenantRecord } from "@promptrun/core";
-import { authenticateRequest, usesConsoleSession } from "../console/console-request.ts";
+import { authenticateRequest, consoleSessionOf } from "../console/console-request.ts";
 import type { ApiConfig, ApiDeps, Logger } from "../deps.ts";
 import type { ThreadStreamCap } from "../http/thread-stream-cap.ts";
 import type { StreamRegistry } from "../sse/stream-registry.ts";
@@ -41,7 +41,7 @@ export function adminTokenMatches(presented: string | null, configured: string |
 
 async function callerOf(deps: ApiDeps, request: Request): Promise<Caller> {
   const authorization = request.headers.get("authorization");
-  if (authorization === null && !usesConsoleSession(deps, request)) return { kind: "anonymous" };
+  if (authorization === null && consoleSessionOf(deps, request) === null) return { kind: "anonymous" };
   if (authorization !== null) {
     if (authorization.trim() === "") return { kind: "anonymous" };
     const bearer = bearerCredential(authorization);

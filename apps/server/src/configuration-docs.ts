@@ -172,6 +172,11 @@ const rows: ConfigurationRow[] = [
   },
   { variables: ["PROMPTRUN_SEED_DEMO"], meaning: "create the demo tenant on an empty database" },
   {
+    variables: ["PROMPTRUN_CONSOLE"],
+    meaning:
+      "serve the web console at `/console` (built by `bun run console:build`) and accept its session cookie; `false`: `/console`, everything under it and `/console/session` are `404` (see [docs/console.md](docs/console.md))",
+  },
+  {
     variables: ["PROMPTRUN_DEV_MODEL"],
     meaning:
       "the built-in development model `dev:echo`; `false`: pushing a `dev:*` prompt is a `400`, runs of stored ones fail, and the demo seed leaves them out",

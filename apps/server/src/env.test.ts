@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { defaultApiConfig } from "@promptrun/api";
 import { defaultConfig } from "@promptrun/core";
-import { parseEnvironment } from "./env.ts";
+import { CONSOLE_DIST_DIR, parseEnvironment } from "./env.ts";
 
 describe("parseEnvironment", () => {
   test("defaults match the README's configuration table", () => {
@@ -151,6 +153,19 @@ describe("parseEnvironment", () => {
     expect(parseEnvironment({}).engine.devModel).toBe(true);
     expect(parseEnvironment({ PROMPTRUN_DEV_MODEL: "false" }).engine.devModel).toBe(false);
     expect(() => parseEnvironment({ PROMPTRUN_DEV_MODEL: "maybe" })).toThrow("PROMPTRUN_DEV_MODEL");
+  });
+
+  test("PROMPTRUN_CONSOLE: on by default, served from apps/console/dist of the repository; false turns it off", () => {
+    expect(parseEnvironment({}).console).toEqual({ distDir: CONSOLE_DIST_DIR });
+    // Found from the source file, not the working directory: the repository root holds apps/server.
+    expect(CONSOLE_DIST_DIR).toEndWith(join("apps", "console", "dist"));
+    expect(existsSync(join(CONSOLE_DIST_DIR, "..", "..", "server", "src", "env.ts"))).toBe(true);
+    for (const off of ["false", "0", "no"])
+      expect(parseEnvironment({ PROMPTRUN_CONSOLE: off }).console).toBeNull();
+    expect(parseEnvironment({ PROMPTRUN_CONSOLE: "true" }).console).toEqual({ distDir: CONSOLE_DIST_DIR });
+    expect(() => parseEnvironment({ PROMPTRUN_CONSOLE: "off" })).toThrow(
+      "invalid configuration: PROMPTRUN_CONSOLE",
+    );
   });
 
   test("PROMPTRUN_METRICS_TOKEN: unset leaves /metrics open; set, it reaches the API config; short is refused", () => {

@@ -2,7 +2,13 @@
  * The only reader of the environment. Parsed once at start; invalid configuration stops the
  * server with one line naming the variable.
  */
-import { type ApiConfig, DEFAULT_MAX_STREAMS_PER_THREAD, defaultApiConfig } from "@promptrun/api";
+import { resolve } from "node:path";
+import {
+  type ApiConfig,
+  type ConsoleConfig,
+  DEFAULT_MAX_STREAMS_PER_THREAD,
+  defaultApiConfig,
+} from "@promptrun/api";
 import {
   defaultConfig,
   type ModelPrice,
@@ -88,6 +94,9 @@ const priceOverrides = z.string().transform((text, context): Record<string, Mode
   return result.data;
 });
 
+/** Where `bun run console:build` writes the console: found from this file, whatever the working directory. */
+export const CONSOLE_DIST_DIR = resolve(import.meta.dir, "../../..", "apps/console/dist");
+
 // main resolves the secret; the engine's other defaults are read here.
 const { secret: _resolvedByMain, ...engineDefaults } = defaultConfig({ secret: "unused" });
 
@@ -135,6 +144,7 @@ export const environmentDefaults = {
   PROMPTRUN_RETRY_BASE_MS: String(engineDefaults.run.backoffBaseMs),
   PROMPTRUN_SEED_DEMO: "true",
   PROMPTRUN_DEV_MODEL: booleanText(engineDefaults.devModel),
+  PROMPTRUN_CONSOLE: "true",
   LOG_LEVEL: "info",
 } as const;
 const byDefault = environmentDefaults;
@@ -207,6 +217,7 @@ export const environmentSchema = z.object({
     .prefault(byDefault.PROMPTRUN_MAX_STREAMS_PER_THREAD),
   PROMPTRUN_SEED_DEMO: booleanString.prefault(byDefault.PROMPTRUN_SEED_DEMO),
   PROMPTRUN_DEV_MODEL: booleanString.prefault(byDefault.PROMPTRUN_DEV_MODEL),
+  PROMPTRUN_CONSOLE: booleanString.prefault(byDefault.PROMPTRUN_CONSOLE),
   PROMPTRUN_RUN_LEASE_MS: positiveInt.min(500).max(600_000).prefault(byDefault.PROMPTRUN_RUN_LEASE_MS),
   PROMPTRUN_REDIS_PREFIX: z
     .string()
@@ -249,6 +260,8 @@ export interface ServerConfig {
   httpIdleTimeoutSeconds: number;
   /** SSE streams open at once on one (tenant, thread); more get 429. */
   maxStreamsPerThread: number;
+  /** The web console (PROMPTRUN_CONSOLE, docs/console.md); null when turned off. */
+  console: ConsoleConfig | null;
   /** Everything of PromptrunConfig but the secret, which main resolves. */
   engine: Omit<PromptrunConfig, "secret">;
   api: Omit<ApiConfig, "publicUrl">;
@@ -295,6 +308,7 @@ export function parseEnvironment(environment: Record<string, string | undefined>
     logLevel: env.LOG_LEVEL,
     httpIdleTimeoutSeconds: env.PROMPTRUN_HTTP_IDLE_TIMEOUT,
     maxStreamsPerThread: env.PROMPTRUN_MAX_STREAMS_PER_THREAD,
+    console: env.PROMPTRUN_CONSOLE ? { distDir: CONSOLE_DIST_DIR } : null,
     engine: {
       ...engineDefaults,
       previousSecrets: env.PROMPTRUN_PREVIOUS_SECRETS?.split(",").filter(Boolean) ?? [],

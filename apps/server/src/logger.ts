@@ -20,6 +20,8 @@ export function createLogger(level: string): Logger {
         "*.authorization",
         "headers.authorization",
         "*.headers.authorization",
+        "headers.cookie",
+        "*.headers.cookie",
       ],
       censor: "[redacted]",
     },

@@ -211,7 +211,11 @@ export async function startServer(initialConfig: ServerConfig, logger: Logger): 
   const app = createApp(
     {
       services: promptrun.services,
-      config: { ...config.api, publicUrl: config.publicUrl },
+      config: {
+        ...config.api,
+        publicUrl: config.publicUrl,
+        ...(config.console ? { console: config.console } : {}),
+      },
       logger,
       metrics,
       health: async () => ({ ok: true, details: { engine: promptrun.engine.stats() } }),

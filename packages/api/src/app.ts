@@ -1,4 +1,7 @@
 import { bearerCredential } from "@promptrun/core";
+import { createConsoleAssetsHandler } from "./console/console-assets.ts";
+import { isConsolePath, withConsoleHeaders } from "./console/console-headers.ts";
+import { signInHandler, signOutHandler } from "./console/console-session-routes.ts";
 import type { ApiDeps, StreamServer } from "./deps.ts";
 import { errorResponse, responseForError } from "./errors.ts";
 import { isBrowserFacing, preflightResponse, withCors } from "./http/cors.ts";
@@ -101,8 +104,8 @@ function withHeader(response: Response, name: string, value: string): Response {
 }
 
 /**
- * The whole HTTP surface as one fetch handler: REST /api/v1, tRPC, SSE, OpenAPI, docs, health
- * and metrics. Testable in-process; apps/server hands it to Bun.serve.
+ * The whole HTTP surface as one fetch handler: REST /api/v1, tRPC, SSE, OpenAPI, docs, health,
+ * metrics and the web console. Testable in-process; apps/server hands it to Bun.serve.
  */
 export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
   const metrics = deps.metrics ?? createMetricsRegistry();
@@ -183,6 +186,14 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
     .add("GET", "/metrics", (request) => metricsResponse(metrics, appDeps, request))
     .add("*", "/trpc/*", (request) => trpc(request))
     .add("GET", "/stream/:thread", cappedStream);
+  if (deps.config.console !== undefined) {
+    // Off (no console config): these paths are unknown routes, 404 (docs/console.md).
+    const assets = createConsoleAssetsHandler(deps.config.console.distDir);
+    router
+      .add("POST", "/console/session", (request, _params, server) => signInHandler(appDeps, request, server))
+      .add("DELETE", "/console/session", (request) => signOutHandler(appDeps, request))
+      .add("GET", "/console/*", (request) => assets(request, pathnameOf(request.url)));
+  }
 
   return {
     closeAllStreams: (reason = "shutdown") =>
@@ -219,6 +230,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
       }
       response = withHeader(response, "x-request-id", requestId);
       if (isBrowserFacing(path)) response = withCors(response);
+      if (isConsolePath(path)) response = withConsoleHeaders(response);
       const method = KNOWN_METHODS.has(request.method) ? request.method : "other";
       const durationSeconds = (performance.now() - startedAt) / 1000;
       metrics.httpRequest({ method, route, status: response.status }, durationSeconds);

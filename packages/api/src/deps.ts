@@ -25,6 +25,16 @@ export interface ApiConfig {
   adminToken?: string;
   /** When set, GET /metrics needs `Authorization: Bearer <metricsToken>` (else 401). */
   metricsToken?: string;
+  /**
+   * The web console (docs/console.md): served from `distDir`, with its sign-in and its session
+   * cookie accepted on REST and tRPC. Absent: `/console`, everything under it and the cookie are off.
+   */
+  console?: ConsoleConfig;
+}
+
+export interface ConsoleConfig {
+  /** The built console (`bun run console:build`): index.html and hashed assets under assets/. */
+  distDir: string;
 }
 
 export const defaultApiConfig: ApiConfig = {
@@ -38,6 +48,8 @@ export const defaultApiConfig: ApiConfig = {
 /** What Bun's server offers a handler that streams (SSE disables the idle timeout per request). */
 export interface StreamServer {
   timeout(request: Request, seconds: number): void;
+  /** The client's address (Bun's Server#requestIP): the console's failed sign-in limit counts per address. */
+  requestIP?(request: Request): { address: string } | null;
 }
 
 export interface ApiDeps {

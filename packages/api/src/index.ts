@@ -2,6 +2,7 @@ export { type App, createApp } from "./app.ts";
 export {
   type ApiConfig,
   type ApiDeps,
+  type ConsoleConfig,
   defaultApiConfig,
   type Logger,
   type StreamServer,

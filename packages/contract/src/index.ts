@@ -1,3 +1,4 @@
+export * from "./console-session.ts";
 export * from "./errors.ts";
 export * from "./ids.ts";
 export * from "./own-keys.ts";

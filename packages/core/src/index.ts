@@ -14,6 +14,7 @@ export {
 export { RunScheduler } from "./engine/index.ts";
 // Errors are values with a kind; the HTTP layer maps them in one place.
 export {
+  forbidden,
   invalid,
   notFound,
   PromptrunError,
@@ -34,8 +35,11 @@ export {
 // The ports the stores (db) and the buses implement.
 export type {
   ApiKeyRecord,
+  AuthenticatedTenant,
   Clock,
   ClusterSignals,
+  ConsoleSessionRecord,
+  ConsoleSessionStore,
   DeliveredThreadEvent,
   EnvironmentRecord,
   EnvironmentStore,

@@ -663,12 +663,59 @@ export interface WebhookStore {
   updateEncryptedSecret(id: string, encryptedSecret: string): Promise<void>;
 }
 
+/**
+ * A signed-in web console (docs/console.md "Serving and sign-in"): the cookie's token is never
+ * stored, only its SHA-256.
+ */
+export interface ConsoleSessionRecord {
+  /** SHA-256 hex of the cookie's token: the session's key. */
+  tokenHash: string;
+  tenantId: string;
+  /** The API key signed in with: revoking it ends the session; tag moves name it. */
+  apiKeyId: string;
+  createdAt: Date;
+  /** Written at most once a minute while the session is used (idle expiry). */
+  lastSeenAt: Date;
+  /** createdAt + the longest a session lasts, however busy. */
+  expiresAt: Date;
+}
+
+/** A session as authentication reads it: with its tenant and its API key (revoked or not), in one query. */
+export interface FoundConsoleSession {
+  session: ConsoleSessionRecord;
+  tenant: TenantRecord;
+  key: ApiKeyRecord;
+}
+
+export interface ConsoleSessionStore {
+  /**
+   * Inserts the session, then ends its key's oldest sessions beyond `maxPerKey` (newest kept), in
+   * one transaction. A session of an unknown tenant or key is invalid; a duplicate hash a conflict.
+   */
+  create(session: ConsoleSessionRecord, options: { maxPerKey: number }): Promise<void>;
+  /**
+   * The session of `tokenHash` joined with its tenant and key, whatever its state (expired, idle,
+   * key revoked): the caller decides. One query, never cached, so a revocation counts at once.
+   */
+  find(tokenHash: string): Promise<FoundConsoleSession | null>;
+  /** Moves lastSeenAt forward to `at` (never back); no-op for an unknown session. */
+  touch(tokenHash: string, at: Date): Promise<void>;
+  /** Deletes the session; false when there was none. */
+  delete(tokenHash: string): Promise<boolean>;
+  /**
+   * Deletes every ended session: expiresAt ≤ `now`, lastSeenAt ≤ `idleBefore`, or its key revoked.
+   * Returns how many.
+   */
+  deleteEnded(now: Date, idleBefore: Date): Promise<number>;
+}
+
 export interface Store {
   tenants: TenantStore;
   prompts: PromptStore;
   runs: RunStore;
   environments: EnvironmentStore;
   webhooks: WebhookStore;
+  consoleSessions: ConsoleSessionStore;
   close(): Promise<void>;
 }
 

@@ -8,6 +8,7 @@ import { createTokenBucketRateLimiter } from "./rate-limit/token-bucket.ts";
 import { createSecretBox } from "./security/secret-box.ts";
 import { createStreamTokenService } from "./security/stream-tokens.ts";
 import { createAuthService } from "./services/auth-service.ts";
+import { createConsoleSessionService } from "./services/console-session-service.ts";
 import { createPromptService } from "./services/prompt-service.ts";
 import { createRunService } from "./services/run-service.ts";
 import { createTenantService } from "./services/tenant-service.ts";
@@ -93,8 +94,9 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
 
   /** New outbox rows (prompt events, a redelivery): the dispatcher polls now. */
   const wake = () => dispatcher.wake();
+  const auth = createAuthService({ store });
   const services: PromptrunServices = {
-    auth: createAuthService({ store }),
+    auth,
     tenants: createTenantService({ store, clock, quotas: config.quotas }),
     prompts: createPromptService({ store, clock, providers: config, quotas: config.quotas, onEnqueue: wake }),
     runs: createRunService({ store, config, clock, engine, secrets, rateLimits }),
@@ -102,6 +104,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
     streamTokens: createStreamTokenService({ config, clock, rateLimits, tenants: store.tenants }),
     environments: createEnvironmentService({ store, secrets, clock, quotas: config.quotas }),
     webhooks: createWebhookService({ store, config, secrets, clock, onRequeue: wake }),
+    consoleSessions: createConsoleSessionService({ store, clock, auth }),
     rateLimits,
     events,
   };

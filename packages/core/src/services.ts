@@ -39,6 +39,8 @@ export interface PageInput {
 export interface AuthService {
   /** Resolves an `Authorization: Bearer <key>` header value to its tenant; throws unauthorized. */
   authenticate(authorizationHeader: string | null): Promise<AuthenticatedTenant>;
+  /** Resolves an API key itself (the console's sign-in body); throws unauthorized "invalid API key". */
+  authenticateKey(key: string): Promise<AuthenticatedTenant>;
   /** Throws forbidden ("no active subscription") when the tenant's subscription is inactive. */
   requireActiveSubscription(tenant: TenantRecord): void;
 }
@@ -183,6 +185,30 @@ export interface WebhookService {
   setEnabled(tenantId: string, id: string, enabled: boolean): Promise<Webhook>;
 }
 
+/** A new console session: the cookie's token (given once, stored only hashed) and whose it is. */
+export interface ConsoleSignIn {
+  token: string;
+  tenant: { id: string; name: string };
+  expiresAt: Date;
+}
+
+/** The web console's sign-in (docs/console.md "Serving and sign-in"). */
+export interface ConsoleSessionService {
+  /**
+   * Exchanges `{"apiKey": …}` (the parsed JSON body) for a session. `clientAddress` keys the
+   * failed sign-in limit: 429 once an address failed too often, checked first; then 400 for
+   * another body and 401 for a wrong, malformed or revoked key.
+   */
+  signIn(body: unknown, clientAddress: string): Promise<ConsoleSignIn>;
+  /**
+   * The tenant of a live session, named by the session's API key (as the key itself would be);
+   * unauthorized when the token is unknown, expired, idle too long or its key was revoked.
+   */
+  authenticate(token: string): Promise<AuthenticatedTenant>;
+  /** Ends the session of `token`; nothing happens for an unknown one. */
+  signOut(token: string): Promise<void>;
+}
+
 /** Each action has its own per-tenant bucket (all sized by the rate-limit settings). */
 export type RateLimitedAction = "runs.create" | "stream-token" | "prompts.render";
 
@@ -209,6 +235,7 @@ export interface PromptrunServices {
   streamTokens: StreamTokenService;
   environments: EnvironmentService;
   webhooks: WebhookService;
+  consoleSessions: ConsoleSessionService;
   rateLimits: RateLimitService;
   events: ThreadEventBus;
 }

@@ -6,6 +6,7 @@ import { type CommandContext, exitProcess } from "./command.ts";
 function demoBanner(
   url: string,
   demo: { apiKey: string; prompts: Array<{ slug: string; version: number }> },
+  consoleOn: boolean,
 ) {
   return [
     "",
@@ -18,6 +19,7 @@ function demoBanner(
     `          -H "Authorization: Bearer $PROMPTRUN_API_KEY" -H "Content-Type: application/json" \\`,
     `          -d '{"inputs":{"name":"Ada"}}'`,
     `  API reference: ${url}/docs`,
+    ...(consoleOn ? [`  Console: ${url}/console (sign in with the key above)`] : []),
     "",
   ].join("\n");
 }
@@ -26,7 +28,7 @@ function demoBanner(
 export async function serve({ config, flags }: CommandContext): Promise<void> {
   const logger = createLogger(config.logLevel);
   const server = await startServer(config, logger);
-  if (server.demo) process.stderr.write(`${demoBanner(server.url, server.demo)}\n`);
+  if (server.demo) process.stderr.write(`${demoBanner(server.url, server.demo, config.console !== null)}\n`);
   if (flags.json) process.stdout.write(`${JSON.stringify({ url: server.url, demo: server.demo })}\n`);
   let signals = 0;
   const shutdown = (signal: string) => {

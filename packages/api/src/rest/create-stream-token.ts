@@ -1,3 +1,4 @@
+import { authenticateRequest } from "../console/console-request.ts";
 import { jsonResponse } from "../http/json-response.ts";
 import { requireUuidParam } from "./path-params.ts";
 import { withRateLimitHeaders } from "./rate-limited-response.ts";
@@ -10,7 +11,7 @@ import type { RestContext } from "./rest-context.ts";
 export async function createStreamTokenHandler({ request, params, deps }: RestContext): Promise<Response> {
   const thread = requireUuidParam(params.thread, "malformed thread id: must be a UUID");
   const { services } = deps;
-  const tenant = await services.auth.authenticate(request.headers.get("authorization"));
+  const tenant = await authenticateRequest(deps, request);
   services.auth.requireActiveSubscription(tenant);
   return withRateLimitHeaders(deps, tenant.id, "stream-token", async (rateLimitHeaders) => {
     const token = await services.streamTokens.issue(tenant, thread);

@@ -1,3 +1,4 @@
+import { authenticateRequest } from "../console/console-request.ts";
 import { jsonResponse } from "../http/json-response.ts";
 import { requireUuidParam } from "./path-params.ts";
 import type { RestContext } from "./rest-context.ts";
@@ -8,7 +9,7 @@ import type { RestContext } from "./rest-context.ts";
  */
 export async function getRunHandler({ request, params, deps }: RestContext): Promise<Response> {
   const id = requireUuidParam(params.id, "prompt run not found");
-  const tenant = await deps.services.auth.authenticate(request.headers.get("authorization"));
+  const tenant = await authenticateRequest(deps, request);
   const run = await deps.services.runs.get(tenant.id, id);
   return jsonResponse(200, run, { "cache-control": "no-store" });
 }

@@ -1,5 +1,6 @@
 import { METADATA_QUERY_PREFIX, RUN_LIST_QUERY_NAMES, runListRequestSchema } from "@promptrun/contract";
 import { formatValidationError, invalid } from "@promptrun/core";
+import { authenticateRequest } from "../console/console-request.ts";
 import { jsonResponse } from "../http/json-response.ts";
 import { numberOrText, singleValuedQuery } from "./query-params.ts";
 import type { RestContext } from "./rest-context.ts";
@@ -33,7 +34,7 @@ function runListRequestOf(url: URL) {
  * combined with AND (docs/PRODUCT-RULES.md "Listing runs"). Reading needs no active subscription.
  */
 export async function listRunsHandler({ request, deps }: RestContext): Promise<Response> {
-  const tenant = await deps.services.auth.authenticate(request.headers.get("authorization"));
+  const tenant = await authenticateRequest(deps, request);
   const { cursor, limit, ...filter } = runListRequestOf(new URL(request.url));
   const page = await deps.services.runs.list(tenant.id, filter, { cursor: cursor ?? null, limit });
   return jsonResponse(200, page, { "cache-control": "no-store" });

@@ -1,5 +1,6 @@
 import { slugSchema, tagHistoryQuerySchema } from "@promptrun/contract";
 import { movedByOf, notFound, PromptrunError } from "@promptrun/core";
+import { authenticateRequest } from "../console/console-request.ts";
 import { isJsonContentType } from "../http/content-type.ts";
 import { jsonResponse } from "../http/json-response.ts";
 import { parseJsonBody } from "../http/parse-json-body.ts";
@@ -22,7 +23,7 @@ function tagPath(params: Record<string, string>): { slug: string; tag: string } 
  */
 export async function setTagHandler({ request, params, deps }: RestContext): Promise<Response> {
   const { slug, tag } = tagPath(params);
-  const tenant = await deps.services.auth.authenticate(request.headers.get("authorization"));
+  const tenant = await authenticateRequest(deps, request);
   deps.services.auth.requireActiveSubscription(tenant);
   if (!isJsonContentType(request.headers.get("content-type"))) {
     throw new PromptrunError("unsupported_media_type", "Content-Type must be application/json");
@@ -38,7 +39,7 @@ export async function setTagHandler({ request, params, deps }: RestContext): Pro
 /** DELETE /api/v1/prompts/{slug}/tags/{tag}: 204; 404 for an unknown slug or tag. */
 export async function deleteTagHandler({ request, params, deps }: RestContext): Promise<Response> {
   const { slug, tag } = tagPath(params);
-  const tenant = await deps.services.auth.authenticate(request.headers.get("authorization"));
+  const tenant = await authenticateRequest(deps, request);
   deps.services.auth.requireActiveSubscription(tenant);
   await deps.services.prompts.deleteTag(tenant.id, slug, tag, movedByOf(tenant));
   return new Response(null, { status: 204 });
@@ -47,7 +48,7 @@ export async function deleteTagHandler({ request, params, deps }: RestContext): 
 /** GET /api/v1/prompts/{slug}/tags/{tag}/history?cursor=&limit=: the tag's moves, newest first. A read. */
 export async function tagHistoryHandler({ request, params, deps }: RestContext): Promise<Response> {
   const { slug, tag } = tagPath(params);
-  const tenant = await deps.services.auth.authenticate(request.headers.get("authorization"));
+  const tenant = await authenticateRequest(deps, request);
   const query = parseQuery(request, tagHistoryQuerySchema);
   const history = await deps.services.prompts.tagHistory(tenant.id, slug, tag, query);
   return jsonResponse(200, history, { "cache-control": "no-store" });

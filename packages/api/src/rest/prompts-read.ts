@@ -1,5 +1,6 @@
 import { promptListQuerySchema, promptVersionsQuerySchema, slugSchema } from "@promptrun/contract";
 import { notFound } from "@promptrun/core";
+import { authenticateRequest } from "../console/console-request.ts";
 import { jsonResponse } from "../http/json-response.ts";
 import { requirePromptPath } from "./path-params.ts";
 import { parseQuery } from "./prompts-query.ts";
@@ -17,7 +18,7 @@ function requireSlugParam(params: Record<string, string>): string {
 
 /** GET /api/v1/prompts?q=&tag=&cursor=&limit=: the tenant's prompt summaries in slug order. A read: no subscription needed. */
 export async function listPromptsHandler({ request, deps }: RestContext): Promise<Response> {
-  const tenant = await deps.services.auth.authenticate(request.headers.get("authorization"));
+  const tenant = await authenticateRequest(deps, request);
   const query = parseQuery(request, promptListQuerySchema);
   return jsonResponse(200, await deps.services.prompts.list(tenant.id, query), NO_STORE);
 }
@@ -25,14 +26,14 @@ export async function listPromptsHandler({ request, deps }: RestContext): Promis
 /** GET /api/v1/prompts/{slug}: one summary; 404 for an unknown (or another tenant's) slug. */
 export async function getPromptHandler({ request, params, deps }: RestContext): Promise<Response> {
   const slug = requireSlugParam(params);
-  const tenant = await deps.services.auth.authenticate(request.headers.get("authorization"));
+  const tenant = await authenticateRequest(deps, request);
   return jsonResponse(200, await deps.services.prompts.summary(tenant.id, slug), NO_STORE);
 }
 
 /** GET /api/v1/prompts/{slug}/versions?cursor=&limit=: whole versions, newest first. */
 export async function listPromptVersionsHandler({ request, params, deps }: RestContext): Promise<Response> {
   const slug = requireSlugParam(params);
-  const tenant = await deps.services.auth.authenticate(request.headers.get("authorization"));
+  const tenant = await authenticateRequest(deps, request);
   const query = parseQuery(request, promptVersionsQuerySchema);
   return jsonResponse(200, await deps.services.prompts.versions(tenant.id, slug, query), NO_STORE);
 }
@@ -53,7 +54,7 @@ export function ifNoneMatchHits(header: string | null, etag: string): boolean {
  */
 export async function getPromptVersionHandler({ request, params, deps }: RestContext): Promise<Response> {
   const { slug, version } = requirePromptPath(params);
-  const tenant = await deps.services.auth.authenticate(request.headers.get("authorization"));
+  const tenant = await authenticateRequest(deps, request);
   const found = await deps.services.prompts.get(tenant.id, slug, version);
   const headers = { etag: `"${found.contentHash}"`, "cache-control": "private, no-cache" };
   if (ifNoneMatchHits(request.headers.get("if-none-match"), headers.etag)) {

@@ -1,4 +1,5 @@
 import { PromptrunError } from "@promptrun/core";
+import { authenticateRequest } from "../console/console-request.ts";
 import { isJsonContentType } from "../http/content-type.ts";
 import { jsonResponse } from "../http/json-response.ts";
 import { parseJsonBody } from "../http/parse-json-body.ts";
@@ -16,7 +17,7 @@ import type { RestContext } from "./rest-context.ts";
 export async function renderPromptHandler({ request, params, deps }: RestContext): Promise<Response> {
   const { slug, version } = requirePromptPath(params);
   const { services, config } = deps;
-  const tenant = await services.auth.authenticate(request.headers.get("authorization"));
+  const tenant = await authenticateRequest(deps, request);
   if (!isJsonContentType(request.headers.get("content-type"))) {
     throw new PromptrunError("unsupported_media_type", "Content-Type must be application/json");
   }

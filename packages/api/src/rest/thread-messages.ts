@@ -1,4 +1,5 @@
 import { PromptrunError } from "@promptrun/core";
+import { authenticateRequest } from "../console/console-request.ts";
 import { isJsonContentType } from "../http/content-type.ts";
 import { jsonResponse } from "../http/json-response.ts";
 import { parseJsonBody } from "../http/parse-json-body.ts";
@@ -16,7 +17,7 @@ const MALFORMED_THREAD = "malformed thread id: must be a UUID";
  */
 export async function listThreadMessagesHandler({ request, params, deps }: RestContext): Promise<Response> {
   const thread = requireUuidParam(params.thread, MALFORMED_THREAD);
-  const tenant = await deps.services.auth.authenticate(request.headers.get("authorization"));
+  const tenant = await authenticateRequest(deps, request);
   const query: Record<string, unknown> = {};
   for (const [name, value] of singleValuedQuery(new URL(request.url))) {
     query[name] = name === "limit" ? numberOrText(value) : value;
@@ -32,7 +33,7 @@ export async function listThreadMessagesHandler({ request, params, deps }: RestC
 export async function importThreadMessagesHandler({ request, params, deps }: RestContext): Promise<Response> {
   const thread = requireUuidParam(params.thread, MALFORMED_THREAD);
   const { services, config } = deps;
-  const tenant = await services.auth.authenticate(request.headers.get("authorization"));
+  const tenant = await authenticateRequest(deps, request);
   services.auth.requireActiveSubscription(tenant);
   if (!isJsonContentType(request.headers.get("content-type"))) {
     throw new PromptrunError("unsupported_media_type", "Content-Type must be application/json");

@@ -1,3 +1,4 @@
+import { authenticateRequest } from "../console/console-request.ts";
 import { jsonResponse } from "../http/json-response.ts";
 import { singleValuedQuery } from "./query-params.ts";
 import type { RestContext } from "./rest-context.ts";
@@ -7,7 +8,7 @@ import type { RestContext } from "./rest-context.ts";
  * days → 400); ended runs created in [from, to) grouped (docs/PRODUCT-RULES.md "Usage").
  */
 export async function usageHandler({ request, deps }: RestContext): Promise<Response> {
-  const tenant = await deps.services.auth.authenticate(request.headers.get("authorization"));
+  const tenant = await authenticateRequest(deps, request);
   const query = Object.fromEntries(singleValuedQuery(new URL(request.url)));
   const usage = await deps.services.runs.usage(tenant.id, query);
   return jsonResponse(200, usage, { "cache-control": "no-store" });

@@ -1,16 +1,17 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { bearerCredential, type PromptrunServices, type TenantRecord } from "@promptrun/core";
+import { authenticateRequest, consoleSessionOf } from "../console/console-request.ts";
 import type { ApiConfig, ApiDeps, Logger } from "../deps.ts";
 import type { ThreadStreamCap } from "../http/thread-stream-cap.ts";
 import type { StreamRegistry } from "../sse/stream-registry.ts";
 
-/** Who is calling, from `Authorization: Bearer …`. */
+/** Who is calling, from `Authorization: Bearer …` or, without that header, the console's session cookie. */
 export type Caller =
   | { kind: "anonymous" }
   | { kind: "tenant"; tenant: TenantRecord }
   /** A stream token: reads the runs of its thread (`run.get`), nothing else. */
   | { kind: "stream-token"; token: string }
-  /** An API key that did not authenticate: the error surfaces only where a tenant is required. */
+  /** An API key or console session that did not authenticate: the error surfaces only where a tenant is required. */
   | { kind: "rejected"; error: unknown };
 
 export interface TrpcContext {
@@ -38,12 +39,17 @@ export function adminTokenMatches(presented: string | null, configured: string |
   return timingSafeEqual(sha256(presented), sha256(configured));
 }
 
-async function callerOf(services: PromptrunServices, authorization: string | null): Promise<Caller> {
-  if (authorization === null || authorization.trim() === "") return { kind: "anonymous" };
-  const bearer = bearerCredential(authorization);
-  if (bearer !== null && JWT_SHAPE.test(bearer)) return { kind: "stream-token", token: bearer };
+async function callerOf(deps: ApiDeps, request: Request): Promise<Caller> {
+  const authorization = request.headers.get("authorization");
+  if (authorization === null && consoleSessionOf(deps, request) === null) return { kind: "anonymous" };
+  if (authorization !== null) {
+    if (authorization.trim() === "") return { kind: "anonymous" };
+    const bearer = bearerCredential(authorization);
+    if (bearer !== null && JWT_SHAPE.test(bearer)) return { kind: "stream-token", token: bearer };
+  }
   try {
-    return { kind: "tenant", tenant: await services.auth.authenticate(authorization) };
+    // The one rule REST follows too: the Authorization header, else the console's cookie.
+    return { kind: "tenant", tenant: await authenticateRequest(deps, request) };
   } catch (error) {
     return { kind: "rejected", error };
   }
@@ -59,7 +65,7 @@ export async function createTrpcContext(
     config: deps.config,
     logger: deps.logger,
     metrics: deps.metrics,
-    caller: await callerOf(deps.services, request.headers.get("authorization")),
+    caller: await callerOf(deps, request),
     isOperator: adminTokenMatches(request.headers.get("x-promptrun-admin-token"), deps.config.adminToken),
     subscriptions,
     streamCap,

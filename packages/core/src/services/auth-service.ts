@@ -6,6 +6,15 @@ import type { AuthService } from "../services.ts";
 
 export function createAuthService(dependencies: { store: Store }): AuthService {
   const { store } = dependencies;
+  const authenticateKey: AuthService["authenticateKey"] = async (key) => {
+    // Unknown formats are refused without a lookup; every refusal below reads the same.
+    if (!isApiKeyFormat(key)) throw unauthorized("invalid API key");
+    const hash = hashApiKey(key);
+    // The store never finds a revoked key (its port says so): one reads as unknown.
+    const found = await store.tenants.findApiKeyByHash(hash);
+    if (!found || !apiKeyHashesEqual(hash, found.key.hash)) throw unauthorized("invalid API key");
+    return { ...found.tenant, apiKeyId: found.key.id, apiKeyPrefix: found.key.prefix };
+  };
   return {
     async authenticate(authorizationHeader) {
       if (authorizationHeader === null || authorizationHeader.trim() === "")
@@ -13,14 +22,9 @@ export function createAuthService(dependencies: { store: Store }): AuthService {
       // Only `Bearer <key>`: a bare key or another scheme is refused (docs/SECURITY.md).
       const key = bearerCredential(authorizationHeader);
       if (key === null) throw unauthorized("malformed Authorization header (expected 'Bearer <API key>')");
-      // Unknown formats are refused without a lookup; every refusal below reads the same.
-      if (!isApiKeyFormat(key)) throw unauthorized("invalid API key");
-      const hash = hashApiKey(key);
-      // The store never finds a revoked key (its port says so): one reads as unknown.
-      const found = await store.tenants.findApiKeyByHash(hash);
-      if (!found || !apiKeyHashesEqual(hash, found.key.hash)) throw unauthorized("invalid API key");
-      return { ...found.tenant, apiKeyId: found.key.id, apiKeyPrefix: found.key.prefix };
+      return authenticateKey(key);
     },
+    authenticateKey,
     requireActiveSubscription(tenant) {
       if (!tenant.subscriptionActive) throw forbidden("no active subscription");
     },

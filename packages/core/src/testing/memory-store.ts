@@ -1,5 +1,6 @@
 import { PromptrunError } from "../errors.ts";
 import type { Clock, Store } from "../ports.ts";
+import { createMemoryConsoleSessionStore } from "./memory/console-sessions.ts";
 import { createMemoryEnvironmentStore } from "./memory/environments.ts";
 import { createMemoryPromptStore } from "./memory/prompts.ts";
 import type { MemoryReferences } from "./memory/references.ts";
@@ -48,6 +49,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     insert: webhooks.insertDeliveries,
   });
   const runs = createMemoryRunStore(references, webhooks.insertDeliveries);
+  const consoleSessions = createMemoryConsoleSessionStore(tenants.keyWithTenant, tenants.has);
   let closed = false;
   // Like a closed database handle: every call after close is refused as unavailable.
   const guard = <T extends object>(part: T): T => {
@@ -64,11 +66,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     return guarded as T;
   };
   return {
-    tenants: guard(withoutHelpers(tenants, "has")),
+    tenants: guard(withoutHelpers(tenants, "has", "keyWithTenant")),
     prompts: guard(withoutHelpers(prompts, "hasVersion", "modelOf")),
     runs: guard(withoutHelpers(runs, "has")),
     environments: guard(withoutHelpers(environments, "has")),
     webhooks: guard(withoutHelpers(webhooks, "insertDeliveries", "checkDeliveries", "storedSecret")),
+    consoleSessions: guard(consoleSessions),
     storedWebhookSecret: webhooks.storedSecret,
     async close() {
       closed = true;

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { Clock, Store } from "@promptrun/core";
 import { addTenant, at, manualClock, newRun, pushPrompt } from "@promptrun/core/testing";
 import type { ConformanceContext } from "./conformance-context.ts";
+import { consoleSessionConformance } from "./console-session-conformance.ts";
 import { environmentConformance } from "./environment-conformance.ts";
 import { leaseConformance } from "./lease-conformance.ts";
 import { promptConformance } from "./prompt-conformance.ts";
@@ -63,6 +64,7 @@ export const describeStoreConformance = (name: string, openStore: OpenConformanc
     describe("environments", () => environmentConformance(context));
     describe("webhooks", () => webhookConformance(context));
     describe("leases", () => leaseConformance(context.store));
+    describe("console sessions", () => consoleSessionConformance(context));
 
     test("close is idempotent; later creates are refused as unavailable", async () => {
       const store = context.store();

@@ -2,6 +2,7 @@ import type { Clock, Store } from "@promptrun/core";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres, { type Sql } from "postgres";
 import { createChangeFeed } from "./change-feed.ts";
+import { createConsoleSessionStore } from "./console-session-store.ts";
 import { createEnvironmentStore } from "./environment-store.ts";
 import { createGroupCommit } from "./group-commit.ts";
 import { insertRuns, type RunInsert } from "./insert-runs.ts";
@@ -85,6 +86,7 @@ export const openPostgresStore = async (options: OpenPostgresStoreOptions): Prom
     runs: createRunStore(context, { creates }),
     environments: createEnvironmentStore(context),
     webhooks: createWebhookStore(context),
+    consoleSessions: createConsoleSessionStore(context),
     close() {
       closing ??= (async () => {
         await creates.close();

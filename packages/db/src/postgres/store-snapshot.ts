@@ -14,7 +14,10 @@ import type { SqliteStore } from "../sqlite/open.ts";
 import type { PostgresStore } from "./open.ts";
 import type { PostgresTransaction } from "./postgres-context.ts";
 
-/** Tables in dependency order: a row's references are always copied before it. */
+/**
+ * Tables in dependency order: a row's references are always copied before it. Console sessions
+ * are not copied: they are tied to the server they were signed in on, and people sign in again.
+ */
 const TABLES = [
   "tenants",
   "apiKeys",

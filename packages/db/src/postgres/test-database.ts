@@ -33,6 +33,7 @@ export const checkPostgres = async (url = TEST_POSTGRES_URL): Promise<boolean> =
 
 /** Every table, referencing ones before the ones they reference (DELETE order). */
 const TABLES_CHILDREN_FIRST = [
+  "console_sessions",
   "webhook_attempts",
   "webhook_deliveries",
   "webhook_events",

@@ -416,3 +416,25 @@ export const webhookAttempts = sqliteTable(
   },
   (table) => [index("webhook_attempts_delivery_idx").on(table.deliveryId, table.attemptedAt)],
 );
+
+/**
+ * Signed-in web consoles (docs/console.md "Serving and sign-in"): the cookie's token only as its
+ * SHA-256. Read joined with the key on every console request, so a revoked key ends them at once.
+ */
+export const consoleSessions = sqliteTable(
+  "console_sessions",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    apiKeyId: uuid("api_key_id")
+      .notNull()
+      .references(() => apiKeys.id),
+    createdAt: epochMs("created_at").notNull(),
+    lastSeenAt: epochMs("last_seen_at").notNull(),
+    expiresAt: epochMs("expires_at").notNull(),
+  },
+  // A key's sessions, newest first: the per-key cap at sign-in.
+  (table) => [index("console_sessions_key_idx").on(table.apiKeyId, table.createdAt)],
+);

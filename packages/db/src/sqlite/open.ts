@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Clock, Store } from "@promptrun/core";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { migrate } from "drizzle-orm/bun-sqlite/migrator";
+import { createConsoleSessionStore } from "./console-session-store.ts";
 import { createDataVersionProbe } from "./data-version.ts";
 import { databasePath, MEMORY_PATH } from "./database-path.ts";
 import { createEnvironmentStore } from "./environment-store.ts";
@@ -84,6 +85,7 @@ export const openSqliteStore = async (options: OpenSqliteStoreOptions): Promise<
       runs: createRunStore(context, { groupCommit }),
       environments: createEnvironmentStore(context),
       webhooks: createWebhookStore(context),
+      consoleSessions: createConsoleSessionStore(context),
       async close() {
         if (closed) return;
         closed = true;

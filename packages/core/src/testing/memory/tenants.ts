@@ -8,6 +8,8 @@ const LAST_USED_GRANULARITY_MS = 60_000;
 
 export interface MemoryTenantStore extends TenantStore {
   has(id: string): boolean;
+  /** A tenant and one of its keys as stored (revoked or not), for the console sessions' join. */
+  keyWithTenant(keyId: string): { key: ApiKeyRecord; tenant: TenantRecord } | null;
 }
 
 export function createMemoryTenantStore(clock: Clock): MemoryTenantStore {
@@ -16,6 +18,11 @@ export function createMemoryTenantStore(clock: Clock): MemoryTenantStore {
 
   return {
     has: (id) => tenants.has(id),
+    keyWithTenant(keyId) {
+      const key = keys.get(keyId);
+      const tenant = key ? tenants.get(key.tenantId) : undefined;
+      return key && tenant ? { key: copy(key), tenant: copy(tenant) } : null;
+    },
     async create(tenant) {
       if (tenants.has(tenant.id)) throw duplicate(`tenant ${tenant.id}`);
       tenants.set(tenant.id, copy(tenant));

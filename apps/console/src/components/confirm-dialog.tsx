@@ -2,21 +2,27 @@ import { useEffect, useId, useRef } from "react";
 import "./confirm-dialog.css";
 
 /**
- * A modal confirmation (the native `<dialog>`: focus is kept inside, Escape cancels). Open while
- * `open` is true; `onClose` is called on cancel and after confirming.
+ * A modal confirmation on the native `<dialog>` (focus kept inside, Escape cancels, the page
+ * behind inert); its title is its accessible name. Open while `open`. `onClose` is called on
+ * cancel, and after confirming unless `closeOnConfirm` is false (the caller closes it when its
+ * action is done; `busy` meanwhile).
  */
 export function ConfirmDialog({
   open,
   title,
   children,
   confirmLabel,
+  busy = false,
+  closeOnConfirm = true,
   onConfirm,
   onClose,
 }: {
   open: boolean;
   title: string;
-  children: React.ReactNode;
+  children?: React.ReactNode;
   confirmLabel: string;
+  busy?: boolean;
+  closeOnConfirm?: boolean;
   onConfirm: () => void;
   onClose: () => void;
 }) {
@@ -29,22 +35,31 @@ export function ConfirmDialog({
     if (!open && dialog.open) dialog.close();
   }, [open]);
   return (
-    <dialog ref={ref} className="confirm-dialog" aria-labelledby={titleId} onClose={onClose}>
+    <dialog
+      ref={ref}
+      className="confirm-dialog"
+      aria-labelledby={titleId}
+      onCancel={(event) => {
+        event.preventDefault();
+        onClose();
+      }}
+    >
       <h2 id={titleId}>{title}</h2>
       <div>{children}</div>
       <div className="confirm-dialog-actions">
-        <button type="button" className="ghost" onClick={onClose}>
+        <button type="button" className="ghost" onClick={onClose} disabled={busy}>
           Cancel
         </button>
         <button
           type="button"
           className="danger"
+          disabled={busy}
           onClick={() => {
             onConfirm();
-            onClose();
+            if (closeOnConfirm) onClose();
           }}
         >
-          {confirmLabel}
+          {busy ? "Working…" : confirmLabel}
         </button>
       </div>
     </dialog>

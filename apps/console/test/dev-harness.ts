@@ -10,7 +10,12 @@
  */
 import { existsSync } from "node:fs";
 import { join, normalize, resolve } from "node:path";
-import { startPromptrun, type TestPrompt, type TestPromptrun } from "@promptrun/testing";
+import {
+  type StartPromptrunOptions,
+  startPromptrun,
+  type TestPrompt,
+  type TestPromptrun,
+} from "@promptrun/testing";
 
 const distDir = resolve(import.meta.dir, "../dist");
 
@@ -27,12 +32,14 @@ const serveDist = (pathname: string): Response => {
   return new Response(Bun.file(inside ? candidate : join(distDir, "index.html")));
 };
 
-export async function startConsoleHarness(options: { prompts?: TestPrompt[] } = {}): Promise<ConsoleHarness> {
+export async function startConsoleHarness(
+  options: { prompts?: TestPrompt[]; config?: StartPromptrunOptions["config"] } = {},
+): Promise<ConsoleHarness> {
   if (!existsSync(join(distDir, "index.html"))) {
     const build = Bun.spawnSync(["bun", resolve(import.meta.dir, "../../../scripts/console-build.ts")]);
     if (build.exitCode !== 0) throw new Error(`console build failed: ${build.stderr.toString()}`);
   }
-  const promptrun = await startPromptrun({ prompts: options.prompts ?? [] });
+  const promptrun = await startPromptrun({ prompts: options.prompts ?? [], config: options.config });
   const tenant = { id: promptrun.tenantId, name: "Test tenant" };
   const server = Bun.serve({
     port: 0,

@@ -1,7 +1,7 @@
 import { bearerCredential } from "@promptrun/core";
 import { createConsoleAssetsHandler } from "./console/console-assets.ts";
 import { isConsolePath, withConsoleHeaders } from "./console/console-headers.ts";
-import { signInHandler, signOutHandler } from "./console/console-session-routes.ts";
+import { currentSessionHandler, signInHandler, signOutHandler } from "./console/console-session-routes.ts";
 import type { ApiDeps, StreamServer } from "./deps.ts";
 import { errorResponse, responseForError } from "./errors.ts";
 import { isBrowserFacing, preflightResponse, withCors } from "./http/cors.ts";
@@ -192,6 +192,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
     router
       .add("POST", "/console/session", (request, _params, server) => signInHandler(appDeps, request, server))
       .add("DELETE", "/console/session", (request) => signOutHandler(appDeps, request))
+      .add("GET", "/console/session", (request) => currentSessionHandler(appDeps, request))
       .add("GET", "/console/*", (request) => assets(request, pathnameOf(request.url)));
   }
 

@@ -3,8 +3,6 @@
  * readable by this code) and the `x-promptrun-console` header the server requires of
  * cookie-authenticated requests (docs/console.md "Serving and sign-in").
  */
-export const CONSOLE_HEADER = { "x-promptrun-console": "1" } as const;
-
 export const consoleFetch = (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
   const headers = new Headers(init?.headers);
   headers.set("x-promptrun-console", "1");

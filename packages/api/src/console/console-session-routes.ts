@@ -6,7 +6,7 @@ import { jsonResponse } from "../http/json-response.ts";
 import { parseJsonBody } from "../http/parse-json-body.ts";
 import { readBodyBytes } from "../http/read-body-bytes.ts";
 import { clearedSessionCookie, consoleSessionToken, sessionCookie } from "./console-cookie.ts";
-import { requireOwnOrigin } from "./console-request.ts";
+import { authenticateRequest, requireOwnOrigin } from "./console-request.ts";
 
 /** Several clients behind one proxy share its address (docs/console.md). */
 const UNKNOWN_ADDRESS = "unknown";
@@ -48,4 +48,17 @@ export async function signOutHandler(deps: ApiDeps, request: Request): Promise<R
     status: 204,
     headers: { "set-cookie": clearedSessionCookie(config.publicUrl), "cache-control": "no-store" },
   });
+}
+
+/**
+ * GET /console/session → 200 `{"tenant": {"id", "name"}}` while the session cookie authenticates
+ * (with the console header, as every cookie request), else 401: how the console knows, on load,
+ * whether to show its sign-in page.
+ */
+export async function currentSessionHandler(deps: ApiDeps, request: Request): Promise<Response> {
+  if (consoleSessionToken(request) === null)
+    throw new PromptrunError("unauthorized", "not signed in to the console");
+  const tenant = await authenticateRequest(deps, request);
+  const answer: ConsoleSession = { tenant: { id: tenant.id, name: tenant.name } };
+  return jsonResponse(200, answer, { "cache-control": "no-store" });
 }

@@ -209,6 +209,19 @@ describe("the session cookie on the public API", () => {
     expect((await server.request("/console/session", { method: "DELETE" })).status).toBe(204);
   });
 
+  test("GET /console/session: the session's tenant while it lasts; 401 without one or after sign-out; 403 without the header", async () => {
+    server = await startConsoleTestServer();
+    expect((await server.request("/console/session", { console: true })).status).toBe(401);
+    const { cookie, response } = await server.signIn(server.keys.a);
+    const signedIn = (await response.json()) as { tenant: { id: string; name: string } };
+    const current = await server.request("/console/session", { cookie, console: true });
+    expect(current.status).toBe(200);
+    expect(await current.json()).toEqual({ tenant: signedIn.tenant });
+    expect((await server.request("/console/session", { cookie })).status).toBe(403);
+    await server.request("/console/session", { method: "DELETE", cookie });
+    expect((await server.request("/console/session", { cookie, console: true })).status).toBe(401);
+  });
+
   test("a session ends after 12 hours idle, and 7 days after sign-in however busy", async () => {
     server = await startConsoleTestServer();
     const { cookie } = await server.signIn(server.keys.a);

@@ -32,6 +32,7 @@ const result = await Bun.build({
   entrypoints: [join(sourceDir, "index.html")],
   outdir: distDir,
   minify: true,
+  splitting: true,
   sourcemap: "none",
   publicPath: "/console/",
   naming: { entry: "[name].[ext]", chunk: "assets/[name]-[hash].[ext]", asset: "assets/[name]-[hash].[ext]" },

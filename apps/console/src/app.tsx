@@ -1,5 +1,5 @@
 import { QueryClientProvider, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { Suspense, useState } from "react";
 import { Redirect, Route, Router, Switch } from "wouter";
 import { currentSession } from "./api/session.ts";
 import { createConsoleTrpcClient, createQueryClient, TRPCProvider } from "./api/trpc.ts";
@@ -35,17 +35,19 @@ function SessionGate() {
   }
   return (
     <Layout tenant={session.data}>
-      <Switch>
-        {screens.map((screen) => (
-          <Route key={screen.path} path={screen.path} component={screen.component} />
-        ))}
-        <Route path="/">
-          <Redirect to="/playground" />
-        </Route>
-        <Route>
-          <p role="alert">No such page.</p>
-        </Route>
-      </Switch>
+      <Suspense fallback={<p className="loading">Loading…</p>}>
+        <Switch>
+          {screens.map((screen) => (
+            <Route key={screen.path} path={screen.path} component={screen.component} />
+          ))}
+          <Route path="/">
+            <Redirect to="/playground" />
+          </Route>
+          <Route>
+            <p role="alert">No such page.</p>
+          </Route>
+        </Switch>
+      </Suspense>
     </Layout>
   );
 }

@@ -2,19 +2,28 @@
  * The console's screens and their paths (under /console), in the order of the navigation. One
  * file per screen; each screen reads the public API only (REST `/api/v1`, tRPC `/trpc`).
  */
-import type { ComponentType } from "react";
-import { CostsScreen } from "./costs-screen.tsx";
-import { EnvironmentsScreen } from "./environments-screen.tsx";
-import { PlaygroundScreen } from "./playground-screen.tsx";
-import { PromptDetailScreen } from "./prompt-detail-screen.tsx";
-import { PromptsScreen } from "./prompts-screen.tsx";
-import { RunDetailScreen } from "./run-detail-screen.tsx";
-import { RunsScreen } from "./runs-screen.tsx";
-import { ThreadScreen } from "./thread-screen.tsx";
-import { WebhooksScreen } from "./webhooks-screen.tsx";
+import { type ComponentType, lazy } from "react";
 
+/**
+ * Each screen is its own bundle chunk, loaded when first opened: the editor (CodeMirror) and the
+ * charts (chart.js) cost nothing until their screen is shown (docs/console.md "Size and load time").
+ */
 // biome-ignore lint/suspicious/noExplicitAny: wouter passes route params to each screen as it reads them.
-type Screen = { path: string; component: ComponentType<any> };
+type AnyScreen = ComponentType<any>;
+const screen = <K extends string>(load: () => Promise<Record<K, AnyScreen>>, name: K) =>
+  lazy(async () => ({ default: (await load())[name] }));
+
+const PlaygroundScreen = screen(() => import("./playground-screen.tsx"), "PlaygroundScreen");
+const PromptsScreen = screen(() => import("./prompts-screen.tsx"), "PromptsScreen");
+const PromptDetailScreen = screen(() => import("./prompt-detail-screen.tsx"), "PromptDetailScreen");
+const RunsScreen = screen(() => import("./runs-screen.tsx"), "RunsScreen");
+const RunDetailScreen = screen(() => import("./run-detail-screen.tsx"), "RunDetailScreen");
+const ThreadScreen = screen(() => import("./thread-screen.tsx"), "ThreadScreen");
+const CostsScreen = screen(() => import("./costs-screen.tsx"), "CostsScreen");
+const WebhooksScreen = screen(() => import("./webhooks-screen.tsx"), "WebhooksScreen");
+const EnvironmentsScreen = screen(() => import("./environments-screen.tsx"), "EnvironmentsScreen");
+
+type Screen = { path: string; component: AnyScreen };
 
 export const screens: Screen[] = [
   { path: "/playground", component: PlaygroundScreen },

@@ -1,7 +1,7 @@
 import { QueryClientProvider, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Suspense, useState } from "react";
 import { Redirect, Route, Router, Switch } from "wouter";
-import { currentSession } from "./api/session.ts";
+import { currentSession, SESSION_QUERY_KEY } from "./api/session.ts";
 import { createConsoleTrpcClient, createQueryClient, TRPCProvider } from "./api/trpc.ts";
 import { Layout } from "./components/layout.tsx";
 import { ErrorNotice } from "./components/notice.tsx";
@@ -22,8 +22,6 @@ export function App() {
     </QueryClientProvider>
   );
 }
-
-export const SESSION_QUERY_KEY = ["console-session"] as const;
 
 function SessionGate() {
   const queryClient = useQueryClient();

@@ -142,7 +142,7 @@ describe.skipIf(!chromiumPath)("playground", () => {
     expect((await statusAndOutput(page)).output).toBe(text);
     // 10 input tokens at $1 / M and 10 output tokens at $2 / M.
     expect(await page.getByTestId("run-usage").textContent()).toBe("10 in, 10 out, 20 total");
-    expect(await page.getByTestId("run-cost").textContent()).toBe("$0.00003");
+    expect(await page.getByTestId("run-cost").textContent()).toBe("$0.000030");
     expect(await page.locator(".steps").textContent()).toContain("Step 1: script:any, finished by stop");
 
     // The run was made for the version the tag names, with the typed input, in the thread shown.

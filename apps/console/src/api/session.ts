@@ -1,5 +1,8 @@
 import { ConsoleApiError, consoleFetch } from "./console-fetch.ts";
 
+/** The react-query key of the signed-in tenant (null: signed out, the sign-in page shows). */
+export const SESSION_QUERY_KEY = ["console-session"] as const;
+
 export interface SignedInTenant {
   id: string;
   name: string;

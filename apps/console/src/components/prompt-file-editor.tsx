@@ -3,23 +3,13 @@ import { useMemo, useState } from "react";
 import { pushPromptFile } from "../screens/prompt-api.ts";
 import { checkPromptFileText, problemsFromServerMessage } from "../screens/prompt-file-yaml.ts";
 import { ErrorNotice } from "./notice.tsx";
+import { SavedNotice } from "./saved-notice.tsx";
 import { YamlEditor } from "./yaml-editor.tsx";
 
 /** The server's refusal of a save, kept with the text it was about (stale once the text changes). */
 interface Refusal {
   text: string;
   error: unknown;
-}
-
-/** What a save did: a new version, or none (the newest version already had this content). */
-export function SavedNotice({ saved }: { saved: PushResult }) {
-  return (
-    <p className="notice notice-ok" role="status">
-      {saved.created
-        ? `Saved as version ${saved.version} of ${saved.slug}.`
-        : `No change: version ${saved.version} of ${saved.slug} already has this content.`}
-    </p>
-  );
 }
 
 /**

@@ -1,8 +1,8 @@
 import type { ApiKeySummary } from "@promptrun/contract";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
+import { SESSION_QUERY_KEY } from "../api/session.ts";
 import { useTRPC } from "../api/trpc.ts";
-import { SESSION_QUERY_KEY } from "../app.tsx";
 import { ConfirmDialog } from "../components/confirm-dialog.tsx";
 import { LocalTime } from "../components/local-time.tsx";
 import { ErrorNotice } from "../components/notice.tsx";

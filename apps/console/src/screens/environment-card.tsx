@@ -100,7 +100,7 @@ function EnvVarSetForm({ environment, onSet }: { environment: string; onSet: () 
   const id = (field: string) => `env-${environment}-${field}`;
   return (
     <form
-      className="inline-form env-var-form"
+      className="env-var-form"
       aria-label={`Set a variable in ${environment}`}
       onSubmit={(event) => {
         event.preventDefault();

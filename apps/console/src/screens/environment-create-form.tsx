@@ -18,7 +18,7 @@ export function EnvironmentCreateForm() {
   );
   return (
     <form
-      className="panel inline-form"
+      className="panel env-create-form"
       aria-labelledby="environment-create-title"
       onSubmit={(event) => {
         event.preventDefault();

@@ -73,7 +73,7 @@ function StepsView({ steps }: { steps: RunStep[] }) {
               Step {step.index + 1}: <code>{step.model}</code>, finished by {step.finishReason ?? "—"};{" "}
               <UsageText usage={step.usage} />; <CostText cost={step.cost} />
             </p>
-            {step.text && <pre>{step.text}</pre>}
+            {step.text && <pre className="step-output">{step.text}</pre>}
             {step.toolCalls.map((call) => (
               <ToolCallView key={call.id} call={call} step={step} />
             ))}

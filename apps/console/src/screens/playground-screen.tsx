@@ -2,8 +2,9 @@ import type { PromptSummary, PromptVersion, PushResult } from "@promptrun/contra
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useMemo, useState } from "react";
 import { Link, useLocation, useSearch } from "wouter";
+import { LazyPromptFileEditor } from "../components/lazy-prompt-file-editor.tsx";
 import { EmptyState, ErrorNotice } from "../components/notice.tsx";
-import { PromptFileEditor, SavedNotice } from "../components/prompt-file-editor.tsx";
+import { SavedNotice } from "../components/saved-notice.tsx";
 import { InputFields, type InputValues, initialValues, toInputs } from "./playground-inputs.tsx";
 import { useLiveRun } from "./playground-run.ts";
 import { RunView } from "./playground-run-view.tsx";
@@ -126,24 +127,28 @@ function SaveAsNewVersion({
   const text = useMemo(() => versionYaml(version), [version]);
   // Said here, not by the editor: the editor starts over on the version just saved.
   const [saved, setSaved] = useState<PushResult | null>(null);
+  // The editor (and its code) only once opened.
+  const [open, setOpen] = useState(false);
   return (
-    <details className="panel">
+    <details className="panel" onToggle={(event) => setOpen(event.currentTarget.open)}>
       <summary>Edit the prompt and save as a new version</summary>
       <h2 id="playground-edit-title" className="sr-only">
         Prompt file of {version.slug}, from version {version.version}
       </h2>
-      <PromptFileEditor
-        key={version.id}
-        initialText={text}
-        headingId="playground-edit-title"
-        announceSaved={false}
-        onSaved={(result) => {
-          setSaved(result);
-          void queryClient.invalidateQueries({ queryKey: promptKeys.list });
-          void queryClient.invalidateQueries({ queryKey: promptKeys.prompt(result.slug) });
-          if (result.slug === version.slug) onSaved(result.version);
-        }}
-      />
+      {open && (
+        <LazyPromptFileEditor
+          key={version.id}
+          initialText={text}
+          headingId="playground-edit-title"
+          announceSaved={false}
+          onSaved={(result) => {
+            setSaved(result);
+            void queryClient.invalidateQueries({ queryKey: promptKeys.list });
+            void queryClient.invalidateQueries({ queryKey: promptKeys.prompt(result.slug) });
+            if (result.slug === version.slug) onSaved(result.version);
+          }}
+        />
+      )}
       {saved && saved.slug === version.slug && saved.version === version.version && (
         <SavedNotice saved={saved} />
       )}

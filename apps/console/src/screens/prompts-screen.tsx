@@ -2,8 +2,8 @@ import type { PromptSummary, UsageItem } from "@promptrun/contract";
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useLocation, useSearch } from "wouter";
+import { LazyPromptFileEditor } from "../components/lazy-prompt-file-editor.tsx";
 import { EmptyState, ErrorNotice } from "../components/notice.tsx";
-import { PromptFileEditor } from "../components/prompt-file-editor.tsx";
 import { listPrompts, promptKeys, usageOfLastDay } from "./prompt-api.ts";
 import { formatCount, formatUsd } from "./prompt-format.ts";
 import "./prompts.css";
@@ -125,7 +125,7 @@ export function PromptsScreen() {
       {writing && (
         <div className="panel">
           <h2 id="new-prompt-title">New prompt file (YAML)</h2>
-          <PromptFileEditor
+          <LazyPromptFileEditor
             initialText={NEW_PROMPT_TEMPLATE}
             headingId="new-prompt-title"
             onSaved={(result) => navigate(`/prompts/${result.slug}`)}

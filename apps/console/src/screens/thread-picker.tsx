@@ -41,7 +41,7 @@ export function ThreadPicker() {
   return (
     <section aria-labelledby="screen-title" className="thread-picker">
       <h1 id="screen-title">Threads</h1>
-      <form className="panel inline-form" onSubmit={open}>
+      <form className="panel thread-open-form" onSubmit={open}>
         <label htmlFor="thread-id">Thread id</label>
         <div className="inline-row">
           <input

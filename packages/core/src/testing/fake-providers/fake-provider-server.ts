@@ -149,6 +149,10 @@ export function startFakeProviderServer(format: WireFormat, script: FakeScript):
           record.tokensSent++;
         }
         if (reply.cutAfterTokens !== undefined && isOpen()) {
+          // The tokens sent must reach the client before the cut: a reset right after the last
+          // write can discard what the client had not read yet.
+          await pause(20, isOpen);
+          if (!isOpen()) return;
           // Erroring the body makes Bun drop the connection mid-response: the client sees a reset.
           endStream(record, "cut");
           controller.error(undefined);

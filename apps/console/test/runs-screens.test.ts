@@ -20,6 +20,8 @@ if (!chromiumPath)
   console.warn("SKIPPING the console's browser tests: no Chromium binary (apt-get install -y chromium).");
 
 const artifacts = resolve(import.meta.dir, "../test-artifacts");
+/** An env var's value: the run uses it, the console never shows it. */
+const BRAND_VALUE = "brand-secret-5d1e";
 
 let harness: ConsoleHarness;
 let browser: Browser;
@@ -129,6 +131,14 @@ describe.skipIf(!chromiumPath)("runs, run detail and thread screens", () => {
           slug: "chat",
           inputs: { text: { type: "string" } },
           messages: [{ role: "user", content: "{{text}}" }],
+        },
+        {
+          slug: "signed",
+          inputs: { text: { type: "string" } },
+          messages: [
+            { role: "system", content: "Sign as {{env.BRAND}}." },
+            { role: "user", content: "{{text}}" },
+          ],
         },
       ],
     });
@@ -242,6 +252,10 @@ describe.skipIf(!chromiumPath)("runs, run detail and thread screens", () => {
     expect(await action.textContent()).toContain("lookup_order");
     expect(await action.textContent()).toContain("A-1001");
     expect(await page.locator("h1").textContent()).toContain("pending · requires_action");
+    // Pending: the messages it would send now, its history not recorded yet.
+    const pendingMessages = page.getByRole("region", { name: "Messages", exact: true });
+    await pendingMessages.getByText("the messages it would send now", { exact: false }).waitFor();
+    expect(await pendingMessages.textContent()).toContain("Where is order A-1001?");
 
     await api(`/promptruns/${created.id}/tool-outputs`, {
       method: "POST",
@@ -279,10 +293,14 @@ describe.skipIf(!chromiumPath)("runs, run detail and thread screens", () => {
     expect((await cells("Total")).at(-1)).toBe(formatUsd(total));
     expect(run.cost!.total).toBeGreaterThan(0);
 
-    const messages = page.getByRole("region", { name: "Messages", exact: true });
+    // The messages of the run's first model call: its user message (the tool call, its result and
+    // the answer came from later calls, shown under Steps).
+    const messages = page.getByRole("list", { name: "Messages sent to the model, in order" });
     await messages.getByText("Where is order A-1001?").waitFor();
-    expect(await messages.textContent()).toContain("lookup_order");
-    expect(await messages.textContent()).toContain("Order A-1001 has shipped.");
+    expect(await messages.getByRole("listitem").allTextContents()).toEqual([
+      expect.stringMatching(/^user[\s\S]*Where is order A-1001\?$/),
+    ]);
+    expect(await messages.textContent()).not.toContain("Order A-1001 has shipped.");
 
     const deliveries = page.getByRole("region", { name: "Webhook deliveries", exact: true });
     await deliveries.getByRole("cell", { name: "run.completed" }).waitFor({ timeout: 20_000 });
@@ -297,6 +315,42 @@ describe.skipIf(!chromiumPath)("runs, run detail and thread screens", () => {
         .getByRole("region", { name: "Steps", exact: true })
         .getByRole("listitem", { name: "Step 2" })
         .waitFor(),
+    );
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  test("run detail: the messages sent, in order, the thread history marked, env values masked", async () => {
+    const { promptrun } = harness;
+    await promptrun.promptrun.services.environments.setEnvVars(promptrun.tenantId, "production", {
+      BRAND: BRAND_VALUE,
+    });
+    const earlier = await createRun("chat", { inputs: { text: "hello there" }, channel: "signed" });
+    await waitForRun(earlier.id);
+    const created = await createRun("signed", {
+      inputs: { text: "and again" },
+      thread: earlier.thread,
+      channel: "signed",
+    });
+    const run = await waitForRun(created.id);
+    expect(run.memory).toEqual({ messages: 2, dropped: 0 });
+
+    const { page, errors } = await openPage(browser);
+    await page.goto(`${harness.url}/console/runs/${created.id}`);
+    const messages = page.getByRole("list", { name: "Messages sent to the model, in order" });
+    await messages.waitFor();
+    expect(await messages.getByRole("listitem").allTextContents()).toEqual([
+      expect.stringMatching(/^system[\s\S]*Sign as \[env:BRAND\]\.$/),
+      expect.stringMatching(/^userfrom the thread[\s\S]*hello there$/),
+      expect.stringMatching(/^assistantfrom the thread[\s\S]*hello there$/),
+      expect.stringMatching(/^user[\s\S]*and again$/),
+    ]);
+    const section = page.getByRole("region", { name: "Messages", exact: true });
+    expect(await section.textContent()).toContain("2 history messages from the thread");
+    expect(await page.content()).not.toContain(BRAND_VALUE);
+    await section.screenshot({ path: resolve(artifacts, "run-messages.png") });
+    await expectAccessible(page, `${harness.url}/console/runs/${created.id}`, (p) =>
+      p.getByRole("list", { name: "Messages sent to the model, in order" }).waitFor(),
     );
     expect(errors).toEqual([]);
     await page.close();

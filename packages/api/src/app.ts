@@ -34,6 +34,7 @@ import {
 } from "./rest/prompts-read.ts";
 import { renderPromptHandler } from "./rest/render-prompt.ts";
 import type { RestHandler } from "./rest/rest-context.ts";
+import { runMessagesHandler } from "./rest/run-messages.ts";
 import { submitToolOutputsHandler } from "./rest/submit-tool-outputs.ts";
 import { importThreadMessagesHandler, listThreadMessagesHandler } from "./rest/thread-messages.ts";
 import { usageHandler } from "./rest/usage.ts";
@@ -169,6 +170,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
     .add("POST", "/api/v1/prompts/:slug/:version/render", rest(renderPromptHandler))
     .add("GET", "/api/v1/promptruns", rest(listRunsHandler))
     .add("GET", "/api/v1/promptruns/:id", rest(getRunHandler))
+    .add("GET", "/api/v1/promptruns/:id/messages", rest(runMessagesHandler))
     .add("GET", "/api/v1/usage", rest(usageHandler))
     .add("POST", "/api/v1/promptruns/:id/cancel", rest(cancelRunHandler))
     .add("POST", "/api/v1/promptruns/:id/tool-outputs", rest(submitToolOutputsHandler))

@@ -6,6 +6,8 @@ import {
   type PromptRun,
   promptRunSchema,
   type RequiredAction,
+  type RunMessages,
+  runMessagesSchema,
   type StreamEnvelope,
   type StreamTokenResponse,
   type SubmitToolOutputsRequest,
@@ -109,6 +111,12 @@ export interface PromptrunClient {
      */
     get<T = unknown>(id: string, options?: { signal?: AbortSignal }): Promise<TypedPromptRun<T>>;
     /**
+     * What the run's first model call was sent (GET /api/v1/promptruns/{id}/messages): the system
+     * messages, the thread history it carried, its rendered messages; env values as `[env:NAME]`.
+     * `memory` is null while the run is pending (the history shown is what it would carry now).
+     */
+    messages(id: string, options?: { signal?: AbortSignal }): Promise<RunMessages>;
+    /**
      * Polls a run until it is no longer pending and returns it; transient errors are retried. A
      * run that pauses for client tool calls is answered by `onRequiresAction`, or returned paused
      * (`phase: "requires_action"`) without one. `T` types its `outputJson`, as for `get`.
@@ -169,6 +177,11 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
         signal: getOptions.signal,
       });
       return run as TypedPromptRun<T>;
+    },
+    messages(id, messagesOptions = {}) {
+      return request("GET", `/api/v1/promptruns/${encodeURIComponent(id)}/messages`, runMessagesSchema, {
+        signal: messagesOptions.signal,
+      });
     },
     async wait<T>(id: string, waitOptions: WaitForRunOptions = {}) {
       const intervalMs = waitOptions.intervalMs ?? 500;

@@ -9,6 +9,7 @@ export * from "./prompt-tags.ts";
 export * from "./render.ts";
 export * from "./run.ts";
 export * from "./run-list.ts";
+export * from "./run-messages.ts";
 export * from "./stream.ts";
 export * from "./thread-messages.ts";
 export * from "./trpc.ts";

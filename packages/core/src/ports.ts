@@ -528,6 +528,17 @@ export interface RunStore {
    * many of the channel's messages were left out (core/src/memory-window.ts).
    */
   memory(tenantId: string, threadId: string, channel: string, bound?: MemoryBound): Promise<ThreadMemory>;
+  /**
+   * The history a run carried (docs/PRODUCT-RULES.md "Run messages"): the newest `limit` messages
+   * of its (tenant, thread, channel) before its exchange, oldest first. Its exchange starts at the
+   * channel's first message written by the run or by a later run of the channel (in channel order,
+   * createdAt then id: a later run executes after this one ended, so its messages never precede
+   * this one's memory read); with none, the newest messages. Read through the messages index.
+   */
+  messagesBeforeRun(
+    run: Pick<RunRecord, "id" | "tenantId" | "threadId" | "channel" | "createdAt">,
+    limit: number,
+  ): Promise<MemoryMessage[]>;
   getThread(
     tenantId: string,
     threadId: string,

@@ -16,6 +16,7 @@ import type {
   PushResult,
   RenderedPrompt,
   RunListFilters,
+  RunMessages,
   StreamTokenResponse,
   TagHistoryEntry,
   TagMove,
@@ -110,6 +111,11 @@ export interface RunService {
    */
   render(tenantId: string, slug: string, versionSegment: string, body: unknown): Promise<RenderedPrompt>;
   get(tenantId: string, id: string): Promise<PromptRun>;
+  /**
+   * What the run's first model call was sent (docs/PRODUCT-RULES.md "Run messages"): system
+   * messages, the history it carried, its rendered messages; env values as `[env:NAME]`. 404 as `get`.
+   */
+  messages(tenantId: string, id: string): Promise<RunMessages>;
   /** Newest first; filters combined with AND (docs/PRODUCT-RULES.md "Listing runs"). `slug` = `prompt`. */
   list(
     tenantId: string,

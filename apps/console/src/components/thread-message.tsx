@@ -11,7 +11,8 @@ const describeSource = (source: string): string =>
       ? `${source.slice(0, 117)}…`
       : source;
 
-function MessagePart({ part }: { part: MemoryPart }) {
+/** One part of a message: text, an image or file reference, a tool call or its result. */
+export function MessagePart({ part }: { part: MemoryPart }) {
   switch (part.type) {
     case "text":
       return <p className="message-text">{part.text}</p>;

@@ -8,7 +8,7 @@ import { JsonView } from "../components/json-view.tsx";
 import { ErrorNotice } from "../components/notice.tsx";
 import { RunStatusBadge } from "../components/run-status.tsx";
 import { CostSplit, UsageFigures } from "./run-cost.tsx";
-import { RunExchange } from "./run-exchange.tsx";
+import { RunSentMessages } from "./run-messages.tsx";
 import { RunSteps } from "./run-steps.tsx";
 import { RunWebhookDeliveries } from "./run-webhook-deliveries.tsx";
 import "./runs.css";
@@ -113,7 +113,7 @@ function RunView({ run }: { run: PromptRun }) {
         <RunOutput run={run} />
       </Section>
       <Section id="run-messages" title="Messages">
-        <RunExchange run={run} />
+        <RunSentMessages run={run} />
       </Section>
       <Section id="run-steps" title="Steps">
         <RunSteps steps={run.steps} />

@@ -66,6 +66,7 @@ const expectedStatuses: Array<[string, string, string, string[]]> = [
   ],
   ["/api/v1/promptruns", "get", "list_prompt_runs", ["200", "400", "401", "405", "500"]],
   ["/api/v1/promptruns/{id}", "get", "get_prompt_run", ["200", "401", "404", "405", "500"]],
+  ["/api/v1/promptruns/{id}/messages", "get", "get_prompt_run_messages", ["200", "401", "404", "405", "500"]],
   ["/api/v1/usage", "get", "get_usage", ["200", "400", "401", "405", "500"]],
   ["/api/v1/promptruns/{id}/cancel", "post", "cancel_prompt_run", ["200", "401", "404", "405", "409", "500"]],
   [
@@ -141,6 +142,7 @@ describe("buildOpenApiDocument", () => {
       "/api/v1/prompts/{slug}/{version}/render": "POST",
       "/api/v1/promptruns": "GET, HEAD",
       "/api/v1/promptruns/{id}": "GET, HEAD",
+      "/api/v1/promptruns/{id}/messages": "GET, HEAD",
       "/api/v1/usage": "GET, HEAD",
       "/api/v1/threads/{thread}/messages": "GET, HEAD, POST",
       "/api/v1/promptruns/{id}/cancel": "POST",

@@ -38,6 +38,7 @@ import {
 } from "./prompt-components.ts";
 import { promptOperations, promptsTag } from "./prompt-operations.ts";
 import { renderOperation } from "./render-operation.ts";
+import { runMessagesOperation } from "./run-messages-operation.ts";
 import { runListOperations, usageTag } from "./run-operations.ts";
 import { tagOperations } from "./tag-operations.ts";
 import { threadOperations, threadsTag } from "./thread-operations.ts";
@@ -355,6 +356,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
             },
           },
         },
+        ...runMessagesOperation,
         "/api/v1/promptruns/{id}/cancel": {
           post: {
             operationId: "cancel_prompt_run",

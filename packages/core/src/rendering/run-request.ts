@@ -1,12 +1,13 @@
 /**
  * The messages a run sends, in send order (docs/PRODUCT-RULES.md "Thread memory" and "Render"):
  * the prompt's system messages, the channel's memory window, then this exchange (the rendered
- * user/assistant messages). One function for the engine (core/src/engine/run-executor.ts) and
- * for render (core/src/services/run-render.ts), so a render is what a run sends, not a copy.
+ * user/assistant messages). One function for the engine (core/src/engine/run-executor.ts), for
+ * render (core/src/services/run-render.ts) and for a run's messages read afterwards
+ * (core/src/services/run-messages.ts, "Run messages"), so both show what a run sends, not a copy.
  */
 import type { ChatMessage, PromptDefinition, PromptMessage, RunMemory } from "@promptrun/contract";
 import { type MemoryBound, memoryMessageOf, promptMessageOfMemory, readRunMemory } from "../memory-window.ts";
-import type { MemoryMessage, RunRecord, RunStore } from "../ports.ts";
+import type { MemoryMessage, RunRecord, RunStore, ThreadMemory } from "../ports.ts";
 import { renderMessages } from "../templating/template.ts";
 
 /** Where the request's memory comes from: a channel of a thread, read within the server's bound. */
@@ -14,6 +15,11 @@ export interface MemorySource {
   runs: Pick<RunStore, "memory">;
   bound: MemoryBound;
   channel: Pick<RunRecord, "tenantId" | "threadId" | "channel">;
+}
+
+/** History read already: the one a run carried (services/run-messages.ts). */
+export interface CarriedMemory {
+  carried: ThreadMemory;
 }
 
 export interface RenderedRunRequest {
@@ -30,19 +36,21 @@ const NO_MEMORY = { messages: [] as MemoryMessage[], dropped: 0 };
 /**
  * Renders the prompt with `inputs` and `env` (templating/template.ts: a `{{env.NAME}}` that `env`
  * lacks throws), then reads the memory window, whose bound depends on the rendered messages.
- * `memory` null: no thread, so no history (a render without `thread`).
+ * `memory` null: no thread, so no history (a render without `thread`); carried: that history.
  */
 export async function renderRunRequest(
   definition: Pick<PromptDefinition, "model" | "memory" | "params" | "messages" | "inputs">,
   inputs: Record<string, unknown>,
   env: Record<string, string>,
-  memory: MemorySource | null,
+  memory: MemorySource | CarriedMemory | null,
 ): Promise<RenderedRunRequest> {
   const rendered = renderMessages(definition, inputs, env);
   const window =
     memory === null
       ? NO_MEMORY
-      : await readRunMemory(memory.runs, memory.channel, memory.bound, definition, rendered);
+      : "carried" in memory
+        ? memory.carried
+        : await readRunMemory(memory.runs, memory.channel, memory.bound, definition, rendered);
   const system = rendered.filter((message) => message.role === "system");
   const own = rendered.filter(
     (message): message is PromptMessage & { role: "user" | "assistant" } => message.role !== "system",

@@ -16,6 +16,7 @@ import type { RateLimitService, RunService } from "../services.ts";
 import { boundedPage, clampPage, MAX_PAGE_BYTES } from "./page.ts";
 import { createPendingRunCounter, type PendingRunCounter } from "./pending-run-counter.ts";
 import { runUsage, toStoreFilter } from "./run-list-filters.ts";
+import { createRunMessages } from "./run-messages.ts";
 import { createRunRender } from "./run-render.ts";
 import { checkRunBody, requireRunEnvironment, resolveRunVersion } from "./run-request-checks.ts";
 import { createSubmitToolOutputs } from "./submit-tool-outputs.ts";
@@ -167,6 +168,8 @@ export function createRunService(dependencies: RunServiceDependencies): RunServi
     async get(tenantId, id) {
       return toPromptRun(await requireRun(tenantId, id));
     },
+
+    messages: createRunMessages({ store, config, requireRun }),
 
     async list(tenantId, filter, page) {
       const storeFilter = toStoreFilter(filter);

@@ -13,6 +13,7 @@ import { leaseConformance } from "./lease-conformance.ts";
 import { promptConformance } from "./prompt-conformance.ts";
 import { promptOutboxConformance } from "./prompt-outbox-conformance.ts";
 import { runConformance } from "./run-conformance.ts";
+import { runHistoryConformance } from "./run-history-conformance.ts";
 import { runListConformance } from "./run-list-conformance.ts";
 import { runPauseConformance } from "./run-pause-conformance.ts";
 import { tenantConformance } from "./tenant-conformance.ts";
@@ -59,6 +60,7 @@ export const describeStoreConformance = (name: string, openStore: OpenConformanc
     describe("prompts", () => promptConformance(context));
     describe("prompt webhook outbox", () => promptOutboxConformance(context));
     describe("runs", () => runConformance(context));
+    describe("run history", () => runHistoryConformance(context));
     describe("run lists and usage", () => runListConformance(context));
     describe("run steps and pauses", () => runPauseConformance(context));
     describe("environments", () => environmentConformance(context));

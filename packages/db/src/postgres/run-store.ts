@@ -7,6 +7,7 @@ import {
   type WebhookDeliveryRecord,
 } from "@promptrun/core";
 import {
+  type AnyColumn,
   and,
   asc,
   count,
@@ -296,6 +297,42 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
         parts === null ? { role, content } : { role, content, parts },
       );
       return { messages: carried, dropped: Math.max(0, total - carried.length) };
+    },
+
+    async messagesBeforeRun(run, limit) {
+      const ofChannel = (table: Record<"tenantId" | "threadId" | "channel", AnyColumn>) =>
+        and(
+          eq(table.tenantId, run.tenantId),
+          eq(table.threadId, run.threadId),
+          eq(table.channel, run.channel),
+        );
+      // Where the run's exchange starts: the first row of the run or of a later run of the
+      // channel, in seq order through messages_thread_channel_idx (a run's rows carry its id).
+      const exchange = alias(messages, "exchange");
+      const writer = alias(runs, "writer");
+      const start = db
+        .select({ seq: exchange.seq })
+        .from(exchange)
+        .innerJoin(writer, eq(writer.id, exchange.runId))
+        .where(
+          and(
+            ofChannel(exchange),
+            sql`(${writer.createdAt}, ${writer.id}) >= (${run.createdAt.toISOString()}::timestamptz, ${run.id})`,
+          ),
+        )
+        .orderBy(asc(exchange.seq))
+        .limit(1);
+      const newestFirst = await db
+        .select({ role: messages.role, content: messages.content, parts: messages.parts })
+        .from(messages)
+        .where(
+          and(ofChannel(messages), sql`${messages.seq} < coalesce((${start}), ${Number.MAX_SAFE_INTEGER})`),
+        )
+        .orderBy(desc(messages.seq))
+        .limit(Math.max(0, limit));
+      return newestFirst
+        .reverse()
+        .map(({ role, content, parts }) => (parts === null ? { role, content } : { role, content, parts }));
     },
 
     async getThread(tenantId, threadId) {

@@ -156,6 +156,25 @@ const prepareCreateStatements = (raw: Database) => ({
     `SELECT role, content, parts FROM messages
       WHERE tenant_id = ? AND thread_id = ? AND channel = ? AND seq >= ? ORDER BY seq`,
   ),
+  /**
+   * A run's history (RunStore.messagesBeforeRun): the newest rows before the first row written by
+   * the run or a later run of its channel, both read in seq order through messages_thread_channel_idx.
+   */
+  selectMessagesBeforeRun: raw.prepare<
+    { role: "user" | "assistant" | "tool"; content: string; parts: string | null },
+    [string, string, string, number, string, number]
+  >(
+    `SELECT role, content, parts FROM (
+       SELECT seq, role, content, parts FROM messages
+        WHERE tenant_id = ?1 AND thread_id = ?2 AND channel = ?3
+          AND seq < coalesce((
+            SELECT m.seq FROM messages AS m JOIN runs AS r ON r.id = m.run_id
+             WHERE m.tenant_id = ?1 AND m.thread_id = ?2 AND m.channel = ?3
+               AND (r.created_at, r.id) >= (?4, ?5)
+             ORDER BY m.seq LIMIT 1), 9223372036854775807)
+        ORDER BY seq DESC LIMIT ?6)
+     ORDER BY seq`,
+  ),
   /** The channel's message count, from messages_thread_channel_idx alone. */
   countMemory: raw.prepare<{ total: number }, [string, string, string]>(
     "SELECT count(*) AS total FROM messages WHERE tenant_id = ? AND thread_id = ? AND channel = ?",
@@ -186,6 +205,17 @@ export const insertDeliveries = (
   if (events.length > 0) db.insert(webhookEvents).values(events).onConflictDoNothing().run();
   db.insert(webhookDeliveries).values(rows).run();
 };
+
+/** A messages row as memory: its parts (JSON text) parsed when it has them. */
+const toMemoryMessage = ({
+  role,
+  content,
+  parts,
+}: {
+  role: "user" | "assistant" | "tool";
+  content: string;
+  parts: string | null;
+}) => (parts === null ? { role, content } : { role, content, parts: JSON.parse(parts) as MemoryPart[] });
 
 /** A JSON column's text as drizzle's json mode writes it; NULL for null or absent. */
 const jsonOrNull = (value: unknown): string | null =>
@@ -429,10 +459,20 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
       const rows = start === null ? [] : statements.selectMemoryFrom.all(tenantId, threadId, channel, start);
       const total =
         knownTotal(sizes, bound) ?? statements.countMemory.get(tenantId, threadId, channel)?.total ?? 0;
-      const messages = rows.map(({ role, content, parts }) =>
-        parts === null ? { role, content } : { role, content, parts: JSON.parse(parts) as MemoryPart[] },
-      );
+      const messages = rows.map(toMemoryMessage);
       return { messages, dropped: Math.max(0, total - messages.length) };
+    },
+
+    async messagesBeforeRun(run, limit) {
+      const rows = statements.selectMessagesBeforeRun.all(
+        run.tenantId,
+        run.threadId,
+        run.channel,
+        run.createdAt.getTime(),
+        run.id,
+        Math.max(0, limit),
+      );
+      return rows.map(toMemoryMessage);
     },
 
     async getThread(tenantId, threadId) {

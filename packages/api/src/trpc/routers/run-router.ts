@@ -2,6 +2,7 @@ import {
   type CreateRunResponse,
   type Page,
   type PromptRun,
+  type RunMessages,
   runCreateInputSchema,
   runGetInputSchema,
   runListInputSchema,
@@ -41,6 +42,13 @@ export function createRunRouter(t: TrpcRoot, { publicProcedure, tenantProcedure 
         return { id: created.id, thread: created.thread };
       }),
     get: publicProcedure.input(runGetInputSchema).query(({ ctx, input }) => getRun(ctx, input.id)),
+    /**
+     * Same answer as GET /api/v1/promptruns/{id}/messages. An API key (or the console's session)
+     * only: a stream token is refused, so a page holding one never sees the prompt's system messages.
+     */
+    messages: tenantProcedure
+      .input(runGetInputSchema)
+      .query(({ ctx, input }): Promise<RunMessages> => ctx.services.runs.messages(ctx.tenant.id, input.id)),
     list: tenantProcedure
       .input(runListInputSchema)
       .query(

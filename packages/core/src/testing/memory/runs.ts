@@ -26,7 +26,8 @@ interface ThreadRow {
   messages: StoredMessage[];
 }
 
-const compareOldestFirst = (a: RunRecord, b: RunRecord) =>
+type ChannelOrder = Pick<RunRecord, "createdAt" | "id">;
+const compareOldestFirst = (a: ChannelOrder, b: ChannelOrder) =>
   a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 interface Lease {
@@ -265,6 +266,22 @@ export function createMemoryRunStore(
         knownTotal(newestFirst, bound) ??
         thread.messages.filter((message) => message.channel === channel).length;
       return { messages, dropped: total - messages.length };
+    },
+    async messagesBeforeRun(run, limit) {
+      const thread = threads.get(threadKey(run.tenantId, run.threadId));
+      const ofChannel = (thread?.messages ?? []).filter((message) => message.channel === run.channel);
+      // Where the run's exchange starts: the first message of the run or of a later run of the channel.
+      const atOrAfterRun = (message: StoredMessage) => {
+        const writer = message.runId === null ? undefined : runs.get(message.runId);
+        return writer !== undefined && compareOldestFirst(writer, run) >= 0;
+      };
+      const start = ofChannel.findIndex(atOrAfterRun);
+      const before = start === -1 ? ofChannel : ofChannel.slice(0, start);
+      return before.slice(Math.max(0, before.length - limit)).map(({ role, content, parts }) => ({
+        role,
+        content,
+        ...(parts ? { parts: copy(parts) } : {}),
+      }));
     },
     async getThread(tenantId, threadId) {
       const thread = threads.get(threadKey(tenantId, threadId));

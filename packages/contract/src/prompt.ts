@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { slugSchema, tagSchema, uuidSchema } from "./ids.ts";
 import { refusingProtoKey } from "./own-keys.ts";
+import { retrievalSpecSchema, SEARCH_TOP_K_MAX } from "./retrieval.ts";
 
 /**
  * `image` and `file` take an https URL or a base64 `data:` URL; `messages` takes a list of
@@ -160,11 +161,29 @@ export const mcpToolSchema = z.strictObject({
   timeoutSeconds: z.number().int().min(1).max(300).optional(),
 });
 
-export const toolSchema = z.discriminatedUnion("type", [functionToolSchema, httpToolSchema, mcpToolSchema]);
+/**
+ * Searches a knowledge base of the tenant when the model decides to (executed by the server). The
+ * model calls it `search_<slug>` (non-identifier characters as `_`) unless `name` says otherwise.
+ */
+export const knowledgeBaseToolSchema = z.strictObject({
+  type: z.literal("knowledge_base"),
+  knowledgeBase: slugSchema,
+  name: toolNameSchema.optional(),
+  topK: z.number().int().min(1).max(SEARCH_TOP_K_MAX).optional(),
+  description: z.string().optional(),
+});
+
+export const toolSchema = z.discriminatedUnion("type", [
+  functionToolSchema,
+  httpToolSchema,
+  mcpToolSchema,
+  knowledgeBaseToolSchema,
+]);
 export type ToolDefinition = z.infer<typeof toolSchema>;
 export type FunctionToolDefinition = z.infer<typeof functionToolSchema>;
 export type HttpToolDefinition = z.infer<typeof httpToolSchema>;
 export type McpToolDefinition = z.infer<typeof mcpToolSchema>;
+export type KnowledgeBaseToolDefinition = z.infer<typeof knowledgeBaseToolSchema>;
 
 /** `toolChoice`: auto | none | required | {name}. */
 export const toolChoiceSchema = z.union([
@@ -225,6 +244,7 @@ export const promptFileSchema = z.strictObject({
   toolChoice: toolChoiceSchema.optional(),
   maxSteps: z.number().int().min(1).max(MAX_MAX_STEPS).optional(),
   toolTimeoutSeconds: z.number().int().min(1).max(MAX_TOOL_TIMEOUT_SECONDS).optional(),
+  retrieval: retrievalSpecSchema.optional(),
   tags: z.array(tagSchema).default([]),
 });
 export type PromptFile = z.infer<typeof promptFileSchema>;
@@ -248,6 +268,7 @@ export const promptVersionSchema = z.object({
   toolChoice: toolChoiceSchema.nullable(),
   maxSteps: z.number().int().nullable(),
   toolTimeoutSeconds: z.number().int().nullable(),
+  retrieval: retrievalSpecSchema.nullable(),
   description: z.string().nullable(),
   tags: z.array(z.string()),
   createdAt: z.iso.datetime(),

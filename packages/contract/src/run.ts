@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { channelSchema, environmentNameSchema, uuidSchema } from "./ids.ts";
 import { refusingProtoKey } from "./own-keys.ts";
+import { citationSchema, runRetrievalSchema } from "./retrieval.ts";
 
 export const prioritySchema = z.enum(["onsite", "normal", "low"]);
 export type Priority = z.infer<typeof prioritySchema>;
@@ -306,6 +307,14 @@ export const promptRunSchema = z
     }),
     steps: z.array(runStepSchema).meta({
       description: "One entry per model call that answered, in order ([] before the first one).",
+    }),
+    retrieval: z.array(runRetrievalSchema).meta({
+      description:
+        "The knowledge-base searches the run made (its prompt's retrieval, then knowledge_base tool calls), in order; [] when none.",
+    }),
+    citations: z.array(citationSchema).meta({
+      description:
+        "One per distinct [n] marker of the output that refers to a retrieved chunk; [] while pending or when none.",
     }),
     memory: runMemorySchema.nullable().meta({
       description:

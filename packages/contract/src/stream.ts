@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { uuidSchema } from "./ids.ts";
+import { runRetrievalEventSchema } from "./retrieval.ts";
 import {
   costSchema,
   finishReasonSchema,
@@ -102,6 +103,7 @@ export const threadEventSchemas = {
   "run.tool_call": runToolCallEventSchema,
   "run.tool_result": runToolResultEventSchema,
   "run.requires_action": runRequiresActionEventSchema,
+  "run.retrieval": runRetrievalEventSchema,
 } as const;
 
 /** Run events published inside a thread (what the engine emits). */
@@ -113,7 +115,8 @@ export type ThreadEvent =
   | { type: "run.step"; data: z.infer<typeof runStepEventSchema> }
   | { type: "run.tool_call"; data: z.infer<typeof runToolCallEventSchema> }
   | { type: "run.tool_result"; data: z.infer<typeof runToolResultEventSchema> }
-  | { type: "run.requires_action"; data: z.infer<typeof runRequiresActionEventSchema> };
+  | { type: "run.requires_action"; data: z.infer<typeof runRequiresActionEventSchema> }
+  | { type: "run.retrieval"; data: z.infer<typeof runRetrievalEventSchema> };
 export type ThreadEventType = ThreadEvent["type"];
 
 /** Everything a stream subscriber can receive. */
@@ -139,6 +142,7 @@ export const streamEventTypes = [
   "run.tool_call",
   "run.tool_result",
   "run.requires_action",
+  "run.retrieval",
 ] as const;
 
 const streamEventDataSchemas: Record<StreamEventType, z.ZodType> = {

@@ -1,12 +1,17 @@
 import { z } from "zod";
+import { knowledgeDocumentSchema } from "./knowledge-base.ts";
 import { promptRunSchema } from "./run.ts";
 
 export const runWebhookEventTypeSchema = z.enum(["run.completed", "run.failed", "run.requires_action"]);
 export const promptWebhookEventTypeSchema = z.enum(["prompt.version.created", "prompt.tag.moved"]);
+/** A document of a knowledge base finished ingesting (docs/KNOWLEDGE.md); sent in every environment. */
+export const documentWebhookEventTypeSchema = z.enum(["document.ready", "document.failed"]);
 export const webhookEventTypeSchema = z.enum([
   ...runWebhookEventTypeSchema.options,
   ...promptWebhookEventTypeSchema.options,
+  ...documentWebhookEventTypeSchema.options,
 ]);
+export type DocumentWebhookEventType = z.infer<typeof documentWebhookEventTypeSchema>;
 export type WebhookEventType = z.infer<typeof webhookEventTypeSchema>;
 export type PromptWebhookEventType = z.infer<typeof promptWebhookEventTypeSchema>;
 
@@ -40,6 +45,11 @@ export const webhookPayloadSchema = z
       type: z.literal("prompt.tag.moved"),
       timestamp: z.iso.datetime(),
       data: promptTagMovedDataSchema,
+    }),
+    z.object({
+      type: documentWebhookEventTypeSchema,
+      timestamp: z.iso.datetime(),
+      data: knowledgeDocumentSchema,
     }),
   ])
   .meta({ id: "WebhookPayload" });

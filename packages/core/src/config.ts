@@ -103,6 +103,21 @@ export interface PromptrunConfig {
   /** Seconds after which a queued run gains one priority class (aging). */
   agingSeconds: number;
   idempotencyTtlSeconds: number;
+  /** Knowledge bases (docs/KNOWLEDGE.md). */
+  knowledge: {
+    /** Bytes of one uploaded document; more is refused with 413 before the body is read. */
+    maxUploadBytes: number;
+    /** `provider:model` of a knowledge base created without `embeddingModel`. */
+    defaultEmbeddingModel: string;
+    /** Documents ingested at once by this instance. */
+    ingestConcurrency: number;
+    /** Ingestion attempts a document may start (a crash mid-ingestion counts) before it fails. */
+    maxIngestAttempts: number;
+    /** Texts per embedding request. */
+    embeddingBatchSize: number;
+    /** Characters of extracted text a document may have; more fails the document. */
+    maxExtractedChars: number;
+  };
 }
 
 /**
@@ -132,6 +147,14 @@ export const defaultConfig = (
   providers: { openai: {}, anthropic: {}, compatible: [] },
   priceOverrides: {},
   replayBufferSeconds: 60,
+  knowledge: {
+    maxUploadBytes: 20 * 1024 * 1024,
+    defaultEmbeddingModel: "dev:hash",
+    ingestConcurrency: 2,
+    maxIngestAttempts: 5,
+    embeddingBatchSize: 96,
+    maxExtractedChars: 10_000_000,
+  },
   run: {
     maxAttempts: 4,
     attemptTimeoutMs: 600_000,

@@ -24,6 +24,24 @@ export {
   unauthorized,
 } from "./errors.ts";
 export { createThreadEventHub } from "./events/index.ts";
+// Knowledge bases: the store port (db implements it) and the failures of extraction and embedding.
+export {
+  type ChunkRecord,
+  type ChunkView,
+  type ClaimedDocument,
+  type DocumentCost,
+  type DocumentOutbox,
+  type DocumentRecord,
+  EmbeddingError,
+  type EmbeddingModel,
+  ExtractionError,
+  type KnowledgeBaseRecord,
+  type KnowledgeBaseView,
+  type KnowledgeSearch,
+  type KnowledgeStore,
+  type NewDocument,
+  type StoredVectors,
+} from "./knowledge/ports.ts";
 // The bounded thread-memory read the stores share (docs/PRODUCT-RULES.md "Thread memory").
 export {
   DEFAULT_MEMORY_BOUND,
@@ -87,7 +105,9 @@ export { formatValidationError } from "./services/format-validation-error.ts";
 export { movedByOf } from "./services/tag-move.ts";
 export { uuidv7 } from "./services/uuidv7.ts";
 export type {
+  DocumentUpload,
   EngineMetrics,
+  KnowledgeService,
   PromptrunServices,
   RateLimitService,
   StreamTokenClaims,

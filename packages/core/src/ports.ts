@@ -5,6 +5,7 @@
  * inside one transaction each.
  */
 import type {
+  Citation,
   Cost,
   FinishReason,
   MemoryPart,
@@ -14,12 +15,14 @@ import type {
   PromptDefinition,
   RequiredAction,
   RunMemory,
+  RunRetrieval,
   RunStatus,
   RunStep,
   ThreadEvent,
   TokenUsage,
   WebhookEventType,
 } from "@promptrun/contract";
+import type { KnowledgeStore } from "./knowledge/ports.ts";
 import type { MemoryBound } from "./memory-window.ts";
 
 export interface Clock {
@@ -130,6 +133,10 @@ export interface RunRecord {
   steps: RunStepRecord[];
   /** Set while the run waits for the caller's tool outputs (phase requires_action). */
   pause: RunPause | null;
+  /** Knowledge-base searches made so far (docs/KNOWLEDGE.md); [] before the first. */
+  retrieval: RunRetrieval[];
+  /** The output's [n] markers that cite retrieved chunks; [] until the run completes. */
+  citations: Citation[];
 }
 
 /**
@@ -163,6 +170,8 @@ export type NewRun = Omit<
   | "memoryWindow"
   | "steps"
   | "pause"
+  | "retrieval"
+  | "citations"
 >;
 
 export interface MemoryMessage {
@@ -216,6 +225,10 @@ export interface RunCompletion {
   deliveries: WebhookDeliveryRecord[];
   /** Every step of the run (replaces what saveSteps stored). */
   steps: RunStepRecord[];
+  /** Every search of the run (replaces what was stored); absent: what is stored is kept. */
+  retrieval?: RunRetrieval[] | undefined;
+  /** Absent: []. */
+  citations?: Citation[] | undefined;
 }
 
 export interface RunFailure {
@@ -228,6 +241,8 @@ export interface RunFailure {
   deliveries: WebhookDeliveryRecord[];
   /** The run's steps when known (absent: what is stored is kept). */
   steps?: RunStepRecord[] | undefined;
+  /** The run's searches when known (absent: what is stored is kept). */
+  retrieval?: RunRetrieval[] | undefined;
   /**
    * Set: fail only a run still paused at this step (a pause that expired), so that a resume
    * and an expiry never both win. Absent: any pending run.
@@ -496,9 +511,10 @@ export interface RunStore {
   fail(id: string, failure: RunFailure): Promise<boolean>;
   /**
    * Stores the steps of a pending run (after a model call, after its server tools ran), so a
-   * restart never sends a finished step to the model again. false if the run has ended.
+   * restart never sends a finished step to the model again; with `retrieval`, also the run's
+   * searches (a restart reuses them instead of searching again). false if the run has ended.
    */
-  saveSteps(id: string, steps: RunStepRecord[]): Promise<boolean>;
+  saveSteps(id: string, steps: RunStepRecord[], retrieval?: RunRetrieval[]): Promise<boolean>;
   /**
    * Pending and not paused → paused, in one transaction: the steps, the pause, the lease freed
    * (a paused run holds no slot) and the webhook outbox rows (run.requires_action). false if the
@@ -506,7 +522,13 @@ export interface RunStore {
    */
   pause(
     id: string,
-    paused: { steps: RunStepRecord[]; pause: RunPause; deliveries: WebhookDeliveryRecord[] },
+    paused: {
+      steps: RunStepRecord[];
+      pause: RunPause;
+      deliveries: WebhookDeliveryRecord[];
+      /** The run's searches so far (absent: what is stored is kept). */
+      retrieval?: RunRetrieval[] | undefined;
+    },
   ): Promise<boolean>;
   /**
    * Paused at `resumption.step` → runnable (pause cleared, steps with the caller's outputs), and
@@ -727,6 +749,7 @@ export interface Store {
   environments: EnvironmentStore;
   webhooks: WebhookStore;
   consoleSessions: ConsoleSessionStore;
+  knowledge: KnowledgeStore;
   close(): Promise<void>;
 }
 

@@ -6,7 +6,11 @@
 import type {
   ApiKeySummary,
   CreateRunResponse,
+  DocumentAccepted,
+  DocumentStatus,
   Environment,
+  KnowledgeBase,
+  KnowledgeDocument,
   Page,
   PromptFileInput,
   PromptListFilter,
@@ -17,6 +21,7 @@ import type {
   RenderedPrompt,
   RunListFilters,
   RunMessages,
+  SearchResponse,
   StreamTokenResponse,
   TagHistoryEntry,
   TagMove,
@@ -242,8 +247,48 @@ export interface PromptrunServices {
   environments: EnvironmentService;
   webhooks: WebhookService;
   consoleSessions: ConsoleSessionService;
+  knowledge: KnowledgeService;
   rateLimits: RateLimitService;
   events: ThreadEventBus;
+}
+
+/** A document as a transport received it (REST multipart or JSON, tRPC text): checked by the service. */
+export interface DocumentUpload {
+  content: Uint8Array;
+  /** The file's name (multipart: its filename; JSON: `filename`). */
+  filename: unknown;
+  /** The declared media type (multipart part type, JSON `mediaType`); absent: from the extension. */
+  mediaType?: unknown;
+  /** Parsed JSON (multipart: the `metadata` field parsed). */
+  metadata?: unknown;
+  externalId?: unknown;
+}
+
+/**
+ * Knowledge bases (docs/KNOWLEDGE.md). `slug` names the tenant's knowledge base: another
+ * tenant's is not_found. Bodies are unknown and checked against the contract's schemas here.
+ */
+export interface KnowledgeService {
+  /** 400 invalid body or unknown embedding model, 409 slug taken. */
+  create(tenantId: string, body: unknown): Promise<KnowledgeBase>;
+  list(tenantId: string, page: PageInput): Promise<Page<KnowledgeBase>>;
+  get(tenantId: string, slug: string): Promise<KnowledgeBase>;
+  /** Its documents and chunks go with it. */
+  delete(tenantId: string, slug: string): Promise<void>;
+  /**
+   * Stores the upload durably and queues its ingestion. 413 over the upload limit, 415 a type
+   * not supported or content that is not what its name or type says, 400 bad fields.
+   */
+  addDocument(tenantId: string, slug: string, upload: DocumentUpload): Promise<DocumentAccepted>;
+  listDocuments(
+    tenantId: string,
+    slug: string,
+    page: PageInput & { status?: DocumentStatus | undefined },
+  ): Promise<Page<KnowledgeDocument>>;
+  getDocument(tenantId: string, slug: string, id: string): Promise<KnowledgeDocument>;
+  deleteDocument(tenantId: string, slug: string, id: string): Promise<void>;
+  /** 400 invalid body (topK over 50 included). */
+  search(tenantId: string, slug: string, body: unknown): Promise<SearchResponse>;
 }
 
 /** Observability hooks the engine calls; the app wires them to Prometheus metrics. */

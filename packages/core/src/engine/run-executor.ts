@@ -15,6 +15,7 @@ import {
 import type { PromptrunConfig } from "../config.ts";
 import { PromptrunError } from "../errors.ts";
 import type { ModelGateway } from "../models/model-gateway.ts";
+import { outputJsonOf } from "../models/output-json.ts";
 import type {
   Clock,
   RunPause,
@@ -167,6 +168,7 @@ class RunExecution {
     for (;;) {
       if (this.signal.aborted) return this.whenAborted([]);
       const last = this.steps.at(-1);
+      if (last && last.toolCalls.length === 0) return this.complete(prepared, last);
       if (last && unansweredCalls(last).length > 0) {
         const server = tools ? serverCallsOf(last, tools) : [];
         if (server.length > 0 && tools) {
@@ -301,13 +303,14 @@ class RunExecution {
   private async complete(
     prepared: PreparedRun,
     last: RunStepRecord,
-    outputJson: unknown,
+    outputJson?: unknown,
   ): Promise<ExecutionOutcome> {
-    // A final step is never stored on its own: it is written with the run's end.
-    const steps = [...this.steps, last];
+    const steps = this.steps.at(-1) === last ? this.steps : [...this.steps, last];
+    // A final step found stored (an end interrupted before its write): its answer is read again.
+    const json = outputJson !== undefined ? outputJson : readOutputJson(prepared, last.text);
     const ended = await endRunCompleted(this.deps, this.run, {
       output: last.text,
-      outputJson,
+      outputJson: json,
       finishReason: last.finishReason,
       tokenUsage: sumUsage(steps.map((step) => step.usage)),
       cost: runCostOf(steps),
@@ -348,6 +351,12 @@ class RunExecution {
     if (interruption?.kind === "stop") return { kind: "interrupted" };
     return this.endFailed(CANCELLED, retryBlocks, { cancelled: true });
   }
+}
+
+/** A stored final answer's parsed JSON (it was checked before it was stored). */
+function readOutputJson(prepared: PreparedRun, text: string): unknown {
+  const read = outputJsonOf(prepared.definition.output, text);
+  return read.ok ? read.value : null;
 }
 
 /** The thread learns an attempt began (again after a retry that had sent tokens). */

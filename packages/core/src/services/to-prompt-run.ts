@@ -44,6 +44,8 @@ export function toPromptRun(record: RunRecord): PromptRun {
     phase: pending ? phaseOf(record) : null,
     requiredAction: pending ? (record.pause?.requiredAction ?? null) : null,
     steps: record.steps.map(toRunStep),
+    retrieval: record.retrieval,
+    citations: record.citations,
     memory: record.memoryWindow,
   };
 }

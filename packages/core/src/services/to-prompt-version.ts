@@ -17,6 +17,7 @@ export function toPromptVersion(record: PromptVersionRecord, tags: string[]): Pr
     toolChoice: record.definition.toolChoice ?? null,
     maxSteps: record.definition.maxSteps ?? null,
     toolTimeoutSeconds: record.definition.toolTimeoutSeconds ?? null,
+    retrieval: record.definition.retrieval ?? null,
     description: record.definition.description ?? null,
     tags,
     createdAt: record.createdAt.toISOString(),

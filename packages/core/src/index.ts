@@ -42,6 +42,28 @@ export {
   type NewDocument,
   type StoredVectors,
 } from "./knowledge/ports.ts";
+// Knowledge bases: the service, ingestion, search and their presenters (docs/KNOWLEDGE.md).
+export {
+  type Chunker,
+  createIngestionWorker,
+  createKnowledgeSearch,
+  createKnowledgeService,
+  createVectorIndex,
+  documentOutboxBuilder,
+  type EmbeddingModelResolver,
+  type EmbeddingResult,
+  type ExtractedText,
+  type IngestionWorker,
+  type MediaTypeDetector,
+  reciprocalRankFusion,
+  type SearchOutcome,
+  type TextChunk,
+  type TextExtractor,
+  toDocument,
+  toKnowledgeBase,
+  type VectorIndex,
+} from "./knowledge/index.ts";
+export { type KnowledgeParts, unwiredKnowledgeParts } from "./knowledge/knowledge-parts.ts";
 // The bounded thread-memory read the stores share (docs/PRODUCT-RULES.md "Thread memory").
 export {
   DEFAULT_MEMORY_BOUND,

@@ -7,12 +7,21 @@ import type { Clock, Store, ThreadEventBus } from "./ports.ts";
 import { createTokenBucketRateLimiter } from "./rate-limit/token-bucket.ts";
 import { createSecretBox } from "./security/secret-box.ts";
 import { createStreamTokenService } from "./security/stream-tokens.ts";
+import {
+  createIngestionWorker,
+  createKnowledgeSearch,
+  createKnowledgeService,
+  documentOutboxBuilder,
+  type KnowledgeSearch,
+} from "./knowledge/index.ts";
+import { type KnowledgeParts, unwiredKnowledgeParts } from "./knowledge/knowledge-parts.ts";
 import { createAuthService } from "./services/auth-service.ts";
 import { createConsoleSessionService } from "./services/console-session-service.ts";
 import { createPromptService } from "./services/prompt-service.ts";
 import { createRunService } from "./services/run-service.ts";
 import { createTenantService } from "./services/tenant-service.ts";
 import { createThreadService } from "./services/thread-service.ts";
+import { uuidv7 } from "./services/uuidv7.ts";
 import type { EngineMetrics, PromptrunServices, RateLimitService } from "./services.ts";
 import { createWebhookDispatcher, createWebhookService } from "./webhooks/index.ts";
 
@@ -41,11 +50,15 @@ export interface PromptrunDeps {
   cluster?: EngineCluster;
   /** Unexpected engine failures (the store down mid-run…). */
   logError?: (message: string, error: unknown) => void;
+  /** Extraction, chunking, embedding and type detection of knowledge bases (tests pass fakes). */
+  knowledgeParts?: KnowledgeParts;
 }
 
 export interface Promptrun {
   services: PromptrunServices;
   engine: RunEngine;
+  /** Searching knowledge bases as runs do (the engine's `retrieval:` and knowledge_base tool). */
+  knowledge: KnowledgeSearch;
   start(): Promise<void>;
   stop(options?: { graceMs?: number }): Promise<void>;
 }
@@ -75,6 +88,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
       ? { onError: (error: unknown) => deps.logError?.("webhook delivery loop failed", error) }
       : {}),
   });
+  const knowledge = composeKnowledge(deps, clock, () => dispatcher.wake());
   const engine =
     deps.engine ??
     createEngine({
@@ -89,6 +103,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
       ...(deps.metrics !== undefined ? { metrics: deps.metrics } : {}),
       ...(deps.cluster !== undefined ? { cluster: deps.cluster } : {}),
       ...(deps.logError !== undefined ? { logError: deps.logError } : {}),
+      // TODO(integrator): pass `knowledge: knowledge.search` once createEngine accepts the `knowledge` option.
     });
   const rateLimits = deps.rateLimits ?? createTokenBucketRateLimiter({ rateLimit: config.rateLimit, clock });
 
@@ -105,6 +120,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
     environments: createEnvironmentService({ store, secrets, clock, quotas: config.quotas }),
     webhooks: createWebhookService({ store, config, secrets, clock, onRequeue: wake }),
     consoleSessions: createConsoleSessionService({ store, clock, auth }),
+    knowledge: knowledge.service,
     rateLimits,
     events,
   };
@@ -113,11 +129,13 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
   return {
     services,
     engine,
+    knowledge: knowledge.search,
     async start() {
       if (state !== "idle") return;
       state = "running";
       await engine.start();
       dispatcher.start();
+      knowledge.worker.start();
     },
     async stop(options) {
       if (state === "stopped") return;
@@ -125,10 +143,43 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
       state = "stopped";
       // The engine first: runs ending during the grace period still write their webhook outbox.
       if (wasRunning) {
-        await engine.stop(options);
+        await Promise.all([engine.stop(options), knowledge.worker.stop(options)]);
         await dispatcher.stop();
       }
       await events.close();
     },
   };
+}
+
+/** Knowledge bases (docs/KNOWLEDGE.md): one search (with its vector index), the service and the ingestion worker. */
+function composeKnowledge(deps: PromptrunDeps, clock: Clock, wakeDispatcher: () => void) {
+  const { store, config } = deps;
+  const parts = deps.knowledgeParts ?? unwiredKnowledgeParts;
+  const search = createKnowledgeSearch({ store: store.knowledge, resolveEmbeddingModel: parts.resolveEmbeddingModel });
+  const worker = createIngestionWorker({
+    store: store.knowledge,
+    config,
+    clock,
+    extract: parts.extract,
+    chunk: parts.chunk,
+    resolveEmbeddingModel: parts.resolveEmbeddingModel,
+    buildOutbox: (tenantId) => documentOutboxBuilder({ store, clock, newId: () => uuidv7() }, tenantId),
+    owner: deps.cluster?.owner ?? `promptrun-${uuidv7()}`,
+    onEnded: wakeDispatcher,
+    ...(deps.logError !== undefined ? { logError: deps.logError } : {}),
+  });
+  const service = createKnowledgeService({
+    store: store.knowledge,
+    config,
+    clock,
+    search,
+    validateEmbeddingModel:
+      parts.validateEmbeddingModel ??
+      ((ref) => {
+        parts.resolveEmbeddingModel(ref);
+      }),
+    detectMediaType: parts.detectMediaType,
+    onDocumentAdded: () => worker.wake(),
+  });
+  return { search, worker, service };
 }

@@ -2,6 +2,7 @@ import { PromptrunError } from "../errors.ts";
 import type { Clock, Store } from "../ports.ts";
 import { createMemoryConsoleSessionStore } from "./memory/console-sessions.ts";
 import { createMemoryEnvironmentStore } from "./memory/environments.ts";
+import { createMemoryKnowledgeStore } from "./memory/knowledge.ts";
 import { createMemoryPromptStore } from "./memory/prompts.ts";
 import type { MemoryReferences } from "./memory/references.ts";
 import { createMemoryRunStore } from "./memory/runs.ts";
@@ -50,6 +51,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   });
   const runs = createMemoryRunStore(references, webhooks.insertDeliveries);
   const consoleSessions = createMemoryConsoleSessionStore(tenants.keyWithTenant, tenants.has);
+  const knowledge = createMemoryKnowledgeStore(references, {
+    check: webhooks.checkDeliveries,
+    insert: webhooks.insertDeliveries,
+  });
   let closed = false;
   // Like a closed database handle: every call after close is refused as unavailable.
   const guard = <T extends object>(part: T): T => {
@@ -72,6 +77,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     environments: guard(withoutHelpers(environments, "has")),
     webhooks: guard(withoutHelpers(webhooks, "insertDeliveries", "checkDeliveries", "storedSecret")),
     consoleSessions: guard(consoleSessions),
+    knowledge: guard(knowledge),
     storedWebhookSecret: webhooks.storedSecret,
     async close() {
       closed = true;

@@ -24,24 +24,6 @@ export {
   unauthorized,
 } from "./errors.ts";
 export { createThreadEventHub } from "./events/index.ts";
-// Knowledge bases: the store port (db implements it) and the failures of extraction and embedding.
-export {
-  type ChunkRecord,
-  type ChunkView,
-  type ClaimedDocument,
-  type DocumentCost,
-  type DocumentOutbox,
-  type DocumentRecord,
-  EmbeddingError,
-  type EmbeddingModel,
-  ExtractionError,
-  type KnowledgeBaseRecord,
-  type KnowledgeBaseView,
-  type KnowledgeSearch,
-  type KnowledgeStore,
-  type NewDocument,
-  type StoredVectors,
-} from "./knowledge/ports.ts";
 // Knowledge bases: the service, ingestion, search and their presenters (docs/KNOWLEDGE.md).
 export {
   type Chunker,
@@ -64,6 +46,24 @@ export {
   type VectorIndex,
 } from "./knowledge/index.ts";
 export { type KnowledgeParts, unwiredKnowledgeParts } from "./knowledge/knowledge-parts.ts";
+// Knowledge bases: the store port (db implements it) and the failures of extraction and embedding.
+export {
+  type ChunkRecord,
+  type ChunkView,
+  type ClaimedDocument,
+  type DocumentCost,
+  type DocumentOutbox,
+  type DocumentRecord,
+  EmbeddingError,
+  type EmbeddingModel,
+  ExtractionError,
+  type KnowledgeBaseRecord,
+  type KnowledgeBaseView,
+  type KnowledgeSearch,
+  type KnowledgeStore,
+  type NewDocument,
+  type StoredVectors,
+} from "./knowledge/ports.ts";
 // The bounded thread-memory read the stores share (docs/PRODUCT-RULES.md "Thread memory").
 export {
   DEFAULT_MEMORY_BOUND,

@@ -3,10 +3,6 @@ import { createEngine, type EngineCluster } from "./engine/index.ts";
 import type { RunEngine } from "./engine-port.ts";
 import { createEnvironmentService } from "./environments/index.ts";
 import { createInMemoryThreadEventBus } from "./events/index.ts";
-import type { Clock, Store, ThreadEventBus } from "./ports.ts";
-import { createTokenBucketRateLimiter } from "./rate-limit/token-bucket.ts";
-import { createSecretBox } from "./security/secret-box.ts";
-import { createStreamTokenService } from "./security/stream-tokens.ts";
 import {
   createIngestionWorker,
   createKnowledgeSearch,
@@ -15,6 +11,10 @@ import {
   type KnowledgeSearch,
 } from "./knowledge/index.ts";
 import { type KnowledgeParts, unwiredKnowledgeParts } from "./knowledge/knowledge-parts.ts";
+import type { Clock, Store, ThreadEventBus } from "./ports.ts";
+import { createTokenBucketRateLimiter } from "./rate-limit/token-bucket.ts";
+import { createSecretBox } from "./security/secret-box.ts";
+import { createStreamTokenService } from "./security/stream-tokens.ts";
 import { createAuthService } from "./services/auth-service.ts";
 import { createConsoleSessionService } from "./services/console-session-service.ts";
 import { createPromptService } from "./services/prompt-service.ts";
@@ -155,7 +155,10 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
 function composeKnowledge(deps: PromptrunDeps, clock: Clock, wakeDispatcher: () => void) {
   const { store, config } = deps;
   const parts = deps.knowledgeParts ?? unwiredKnowledgeParts;
-  const search = createKnowledgeSearch({ store: store.knowledge, resolveEmbeddingModel: parts.resolveEmbeddingModel });
+  const search = createKnowledgeSearch({
+    store: store.knowledge,
+    resolveEmbeddingModel: parts.resolveEmbeddingModel,
+  });
   const worker = createIngestionWorker({
     store: store.knowledge,
     config,

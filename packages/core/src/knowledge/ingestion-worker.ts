@@ -102,7 +102,12 @@ export function createIngestionWorker(dependencies: IngestionWorkerDependencies)
     const written =
       ending.status === "ready"
         ? await store.completeDocument(document.id, owner, { ...ending, readyAt: at, outbox })
-        : await store.failDocument(document.id, owner, { error: ending.error, cost: ending.cost, at, outbox });
+        : await store.failDocument(document.id, owner, {
+            error: ending.error,
+            cost: ending.cost,
+            at,
+            outbox,
+          });
     // null: deleted, replaced or taken over meanwhile; the result is dropped.
     if (written) dependencies.onEnded?.();
   };
@@ -212,7 +217,9 @@ function createIngestSteps(dependencies: IngestionWorkerDependencies, newId: () 
       cost = addCost(cost, result.cost);
       spent.cost = cost;
       if (result.vectors.length !== texts.length) {
-        throw new EmbeddingError(`${model.ref} returned ${result.vectors.length} vectors for ${texts.length} texts`);
+        throw new EmbeddingError(
+          `${model.ref} returned ${result.vectors.length} vectors for ${texts.length} texts`,
+        );
       }
       vectors.push(...result.vectors.map(normalized));
     }
@@ -233,7 +240,9 @@ function createIngestSteps(dependencies: IngestionWorkerDependencies, newId: () 
       );
     }
     if (extracted.text.trim() === "") {
-      throw new ExtractionError("the document has no text to index (a scanned PDF holds only images: run OCR on it first)");
+      throw new ExtractionError(
+        "the document has no text to index (a scanned PDF holds only images: run OCR on it first)",
+      );
     }
     if (dropped()) throw new Dropped();
     const chunks = dependencies.chunk(extracted.text, knowledgeBase.chunking);

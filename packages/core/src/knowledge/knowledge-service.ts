@@ -18,7 +18,12 @@ import { formatPath, formatValidationError } from "../services/format-validation
 import { clampPage } from "../services/page.ts";
 import { uuidv7 } from "../services/uuidv7.ts";
 import type { DocumentUpload, KnowledgeService } from "../services.ts";
-import { EmbeddingError, type KnowledgeBaseRecord, type KnowledgeSearch, type KnowledgeStore } from "./ports.ts";
+import {
+  EmbeddingError,
+  type KnowledgeBaseRecord,
+  type KnowledgeSearch,
+  type KnowledgeStore,
+} from "./ports.ts";
 import { toDocument } from "./to-document.ts";
 import { toKnowledgeBase } from "./to-knowledge-base.ts";
 
@@ -140,7 +145,9 @@ export function createKnowledgeService(dependencies: KnowledgeServiceDependencie
         await store.createKnowledgeBase(record);
       } catch (error) {
         if (PromptrunError.isInstance(error) && error.code === "conflict") {
-          throw conflict(`knowledge base '${request.slug}' already exists; choose another slug or delete it first`);
+          throw conflict(
+            `knowledge base '${request.slug}' already exists; choose another slug or delete it first`,
+          );
         }
         throw error;
       }
@@ -154,11 +161,16 @@ export function createKnowledgeService(dependencies: KnowledgeServiceDependencie
       return toKnowledgeBase(await baseOf(tenantId, slug));
     },
     async delete(tenantId, slug) {
-      if (!(await store.deleteKnowledgeBase(tenantId, slug))) throw notFound(`knowledge base '${slug}' not found`);
+      if (!(await store.deleteKnowledgeBase(tenantId, slug)))
+        throw notFound(`knowledge base '${slug}' not found`);
     },
     async addDocument(tenantId, slug, upload) {
       const base = await baseOf(tenantId, slug);
-      const checked = await checkUpload(upload, config.knowledge.maxUploadBytes, dependencies.detectMediaType);
+      const checked = await checkUpload(
+        upload,
+        config.knowledge.maxUploadBytes,
+        dependencies.detectMediaType,
+      );
       const id = newId();
       await store.addDocument({
         id,
@@ -175,7 +187,10 @@ export function createKnowledgeService(dependencies: KnowledgeServiceDependencie
     },
     async listDocuments(tenantId, slug, page) {
       const base = await baseOf(tenantId, slug);
-      const result = await store.listDocuments(tenantId, base.id, { ...clampPage(page), status: page.status });
+      const result = await store.listDocuments(tenantId, base.id, {
+        ...clampPage(page),
+        status: page.status,
+      });
       return { items: result.items.map(toDocument), nextCursor: result.nextCursor };
     },
     async getDocument(tenantId, slug, id) {
@@ -214,7 +229,8 @@ async function checkUpload(upload: DocumentUpload, maxBytes: number, detectMedia
   if (upload.mediaType !== undefined && upload.mediaType !== null && typeof upload.mediaType !== "string") {
     throw invalid("mediaType must be a string such as text/markdown");
   }
-  const declared = typeof upload.mediaType === "string" && upload.mediaType !== "" ? upload.mediaType : undefined;
+  const declared =
+    typeof upload.mediaType === "string" && upload.mediaType !== "" ? upload.mediaType : undefined;
   const mediaType = await detectMediaType({
     filename,
     declared,

@@ -86,7 +86,12 @@ export function createKnowledgeSearch(dependencies: KnowledgeSearchDependencies)
     }
   };
 
-  const vectorList = async (base: KnowledgeBaseRecord, vector: Float32Array, limit: number, filter?: MetadataFilter) => {
+  const vectorList = async (
+    base: KnowledgeBaseRecord,
+    vector: Float32Array,
+    limit: number,
+    filter?: MetadataFilter,
+  ) => {
     const documents =
       filter === undefined ? undefined : new Set(await store.matchingDocumentIds(base.id, filter));
     if (documents !== undefined && documents.size === 0) return [];
@@ -97,7 +102,12 @@ export function createKnowledgeSearch(dependencies: KnowledgeSearchDependencies)
   const hydrate = async (base: KnowledgeBaseRecord, ranked: Ranked[]): Promise<SearchHit[]> => {
     if (ranked.length === 0) return [];
     const views = new Map(
-      (await store.getChunks(base.id, ranked.map((item) => item.chunkId))).map((view) => [view.chunkId, view]),
+      (
+        await store.getChunks(
+          base.id,
+          ranked.map((item) => item.chunkId),
+        )
+      ).map((view) => [view.chunkId, view]),
     );
     return ranked.flatMap((item) => {
       const view = views.get(item.chunkId);

@@ -49,7 +49,10 @@ export function metadataMatches(metadata: Metadata, filter: MetadataFilter): boo
  * checks (ports.ts). Keyword search scores a chunk by how often the query's words occur in it
  * (any word may match); the generation counter moves on every chunk added or removed.
  */
-export function createMemoryKnowledgeStore(references: MemoryReferences, outbox: MemoryOutbox): KnowledgeStore {
+export function createMemoryKnowledgeStore(
+  references: MemoryReferences,
+  outbox: MemoryOutbox,
+): KnowledgeStore {
   const bases = new Map<string, KnowledgeBaseRecord>();
   const documents = new Map<string, StoredDocument>();
   /** documentId → its chunks (ordinal order), written only when the document turns ready. */
@@ -155,7 +158,11 @@ export function createMemoryKnowledgeStore(references: MemoryReferences, outbox:
     },
     async getDocument(tenantId, knowledgeBaseId, id) {
       const stored = documents.get(id);
-      if (!stored || stored.record.tenantId !== tenantId || stored.record.knowledgeBaseId !== knowledgeBaseId) {
+      if (
+        !stored ||
+        stored.record.tenantId !== tenantId ||
+        stored.record.knowledgeBaseId !== knowledgeBaseId
+      ) {
         return null;
       }
       return copy(stored.record);
@@ -178,7 +185,11 @@ export function createMemoryKnowledgeStore(references: MemoryReferences, outbox:
     },
     async deleteDocument(tenantId, knowledgeBaseId, id) {
       const stored = documents.get(id);
-      if (!stored || stored.record.tenantId !== tenantId || stored.record.knowledgeBaseId !== knowledgeBaseId) {
+      if (
+        !stored ||
+        stored.record.tenantId !== tenantId ||
+        stored.record.knowledgeBaseId !== knowledgeBaseId
+      ) {
         return false;
       }
       removeDocument(id);

@@ -1,5 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { createInMemoryThreadEventBus } from "./events/index.ts";
+import {
+  fakeChunk,
+  fakeDetectMediaType,
+  fakeExtract,
+  fakeResolver,
+} from "./knowledge/knowledge-test-support.ts";
 import type { ThreadEventBus } from "./ports.ts";
 import { createPromptrun } from "./promptrun.ts";
 import { manualClock } from "./testing/clock.ts";
@@ -7,6 +13,7 @@ import { createMemoryStore } from "./testing/memory-store.ts";
 import { recordingEngine } from "./testing/recording-engine.ts";
 import { greetPrompt } from "./testing/service-fixture.ts";
 import { createTestConfig } from "./testing/test-config.ts";
+import { waitFor } from "./testing/wait-for.ts";
 
 const closeCounting = (bus: ThreadEventBus) => {
   let closed = 0;
@@ -98,6 +105,48 @@ describe("createPromptrun", () => {
       expect(seen).toContain("run.token");
       const memory = (await services.threads.get(tenant.id, thread)).channels.default ?? [];
       expect(memory.map((message) => message.role)).toEqual(["user", "assistant"]);
+    } finally {
+      await promptrun.stop({ graceMs: 1_000 });
+    }
+  });
+
+  test("knowledge: a document added through the service is ingested by the started worker and searchable", async () => {
+    const promptrun = createPromptrun({
+      store: createMemoryStore(),
+      config: createTestConfig(),
+      engine: recordingEngine(),
+      knowledgeParts: {
+        extract: fakeExtract,
+        chunk: fakeChunk,
+        resolveEmbeddingModel: fakeResolver(),
+        detectMediaType: fakeDetectMediaType,
+      },
+    });
+    const { services } = promptrun;
+    const { tenant } = await services.tenants.create("Acme");
+    await services.knowledge.create(tenant.id, { slug: "handbook" });
+    await expect(
+      services.knowledge.create(tenant.id, { slug: "x", embeddingModel: "nope:m" }),
+    ).rejects.toMatchObject({
+      code: "invalid",
+    });
+    await promptrun.start();
+    try {
+      const { id } = await services.knowledge.addDocument(tenant.id, "handbook", {
+        content: new TextEncoder().encode("Vacation is 30 days.\n\nParking is in the basement."),
+        filename: "policy.md",
+      });
+      await waitFor(
+        async () => (await services.knowledge.getDocument(tenant.id, "handbook", id)).status === "ready",
+      );
+      const found = await services.knowledge.search(tenant.id, "handbook", { query: "where is parking" });
+      expect(found.items[0]).toMatchObject({ documentId: id, text: "Parking is in the basement." });
+      const direct = await promptrun.knowledge.search(tenant.id, "handbook", {
+        query: "vacation",
+        topK: 1,
+        mode: "keyword",
+      });
+      expect(direct.hits.map((hit) => hit.text)).toEqual(["Vacation is 30 days."]);
     } finally {
       await promptrun.stop({ graceMs: 1_000 });
     }

@@ -32,6 +32,8 @@ let clock: ManualClock;
 let config: PromptrunConfig;
 let workers: IngestionWorker[];
 let errors: Array<{ message: string; error: unknown }>;
+/** The owner of each lease renewal asked for. */
+let renewals: string[];
 
 beforeEach(async () => {
   clock = manualClock();
@@ -45,6 +47,7 @@ beforeEach(async () => {
   };
   workers = [];
   errors = [];
+  renewals = [];
   await addTenant(store, "acme", tenant);
 });
 
@@ -71,7 +74,13 @@ const startWorker = (
   } = {},
 ) => {
   const worker = createIngestionWorker({
-    store: store.knowledge,
+    store: {
+      ...store.knowledge,
+      renewDocumentLease: (id, owner, until) => {
+        renewals.push(owner);
+        return store.knowledge.renewDocumentLease(id, owner, until);
+      },
+    },
     config,
     clock,
     extract: options.extract ?? fakeExtract,
@@ -233,10 +242,14 @@ test("two workers on one store never ingest the same document twice", async () =
   for (let index = 0; index < 20; index++)
     ids.push(await add(`document ${index} alpha\n\ndocument ${index} beta`));
   const extracted = new Map<string, number>();
+  let inFlight = 0;
+  let mostInFlight = 0;
   const counting: TextExtractor = async (content, mediaType) => {
     const text = new TextDecoder().decode(content);
     extracted.set(text, (extracted.get(text) ?? 0) + 1);
-    await Bun.sleep(1);
+    mostInFlight = Math.max(mostInFlight, ++inFlight);
+    await Bun.sleep(2);
+    inFlight--;
     return fakeExtract(content, mediaType);
   };
   startWorker({ owner: "a", extract: counting });
@@ -246,6 +259,9 @@ test("two workers on one store never ingest the same document twice", async () =
     return statuses.every((status) => status === "ready");
   }, "all ready");
   expect(extracted.size).toBe(20);
+  // Two workers of ingestConcurrency 2.
+  expect(mostInFlight).toBeGreaterThan(1);
+  expect(mostInFlight).toBeLessThanOrEqual(4);
   expect([...extracted.values()].every((count) => count === 1)).toBe(true);
   const base = await store.knowledge.getKnowledgeBase(tenant, "docs");
   const vectors = await store.knowledge.loadVectors(base?.id ?? "");
@@ -258,17 +274,22 @@ test("a worker that stops mid-ingestion abandons the document; after its lease e
   const id = await add("one\n\ntwo\n\nthree");
   const crashing = startWorker({
     owner: "crashing",
+    renewMs: 5,
     extract: async (content, mediaType) => {
       await hang.promise;
       return fakeExtract(content, mediaType);
     },
   });
   await waitFor(async () => (await statusOf(id)) === "processing", "processing");
+  await waitFor(() => renewals.includes("crashing"), "a renewal");
   await crashing.stop({ graceMs: 0 });
   expect(crashing.active()).toBe(1);
+  const renewed = renewals.length;
 
   const survivor = startWorker({ owner: "survivor" });
   await Bun.sleep(50);
+  // The stopped worker no longer renews (it renewed every 5 ms while running).
+  expect(renewals.length).toBe(renewed);
   // The lease still holds: nobody else takes the document.
   expect(await statusOf(id)).toBe("processing");
   clock.advance(30_001);

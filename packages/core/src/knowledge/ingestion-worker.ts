@@ -59,6 +59,7 @@ type Ending =
 
 interface Job {
   controller: AbortController;
+  renew?: ReturnType<typeof setInterval>;
   /** The lease is gone (renew said no): whatever this job computes is dropped. */
   lost: boolean;
 }
@@ -113,7 +114,7 @@ export function createIngestionWorker(dependencies: IngestionWorkerDependencies)
   };
 
   const runJob = async (job: Job, claimed: ClaimedDocument) => {
-    const renew = setInterval(() => {
+    job.renew = setInterval(() => {
       store.renewDocumentLease(claimed.document.id, owner, leaseUntil()).then(
         (held) => {
           if (!held) {
@@ -133,7 +134,7 @@ export function createIngestionWorker(dependencies: IngestionWorkerDependencies)
         logError(`ingesting document ${claimed.document.id} failed`, error);
       }
     } finally {
-      clearInterval(renew);
+      clearInterval(job.renew);
       jobs.delete(job);
       if (state === "running") void fill();
     }
@@ -186,7 +187,10 @@ export function createIngestionWorker(dependencies: IngestionWorkerDependencies)
       if (jobs.size > 0) {
         // Their leases expire and another instance ingests them from scratch.
         abandoned = true;
-        for (const job of jobs.keys()) job.controller.abort();
+        for (const job of jobs.keys()) {
+          clearInterval(job.renew);
+          job.controller.abort();
+        }
       }
     },
     active: () => jobs.size,

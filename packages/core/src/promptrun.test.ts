@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { webhookPayloadSchema } from "@promptrun/contract";
+import { Webhook } from "standardwebhooks";
 import { createInMemoryThreadEventBus } from "./events/index.ts";
 import {
   fakeChunk,
@@ -149,6 +151,64 @@ describe("createPromptrun", () => {
       expect(direct.hits.map((hit) => hit.text)).toEqual(["Vacation is 30 days."]);
     } finally {
       await promptrun.stop({ graceMs: 1_000 });
+    }
+  });
+
+  test("knowledge: document.ready and document.failed reach a subscribed webhook, signed, with the document", async () => {
+    const received: Array<{ body: string; headers: Record<string, string> }> = [];
+    const receiver = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(request) {
+        received.push({ body: await request.text(), headers: Object.fromEntries(request.headers) });
+        return new Response("ok");
+      },
+    });
+    const promptrun = createPromptrun({
+      store: createMemoryStore(),
+      config: createTestConfig({ allowPrivateUrls: true }),
+      engine: recordingEngine(),
+      knowledgeParts: {
+        extract: fakeExtract,
+        chunk: fakeChunk,
+        resolveEmbeddingModel: fakeResolver(),
+        detectMediaType: fakeDetectMediaType,
+      },
+    });
+    const { services } = promptrun;
+    const { tenant } = await services.tenants.create("Acme");
+    const { secret } = await services.webhooks.create(tenant.id, {
+      environment: "production",
+      url: `http://127.0.0.1:${receiver.port}/hook`,
+      events: ["document.ready", "document.failed"],
+    });
+    await services.knowledge.create(tenant.id, { slug: "handbook" });
+    await promptrun.start();
+    try {
+      const good = await services.knowledge.addDocument(tenant.id, "handbook", {
+        content: new TextEncoder().encode("Parking is in the basement."),
+        filename: "policy.txt",
+      });
+      const bad = await services.knowledge.addDocument(tenant.id, "handbook", {
+        content: new TextEncoder().encode("BROKEN"),
+        filename: "scan.txt",
+      });
+      await waitFor(() => received.length === 2, "two deliveries");
+      const payloads = received.map((request) =>
+        webhookPayloadSchema.parse(new Webhook(secret).verify(request.body, request.headers)),
+      );
+      const byType = Object.fromEntries(payloads.map((payload) => [payload.type, payload.data]));
+      expect(byType["document.ready"]).toEqual(
+        await services.knowledge.getDocument(tenant.id, "handbook", good.id),
+      );
+      expect(byType["document.failed"]).toMatchObject({
+        id: bad.id,
+        status: "failed",
+        error: "the PDF could not be parsed: bad xref table",
+      });
+    } finally {
+      await promptrun.stop({ graceMs: 1_000 });
+      receiver.stop(true);
     }
   });
 });

@@ -52,6 +52,8 @@ export interface PromptrunDeps {
   logError?: (message: string, error: unknown) => void;
   /** Extraction, chunking, embedding and type detection of knowledge bases (tests pass fakes). */
   knowledgeParts?: KnowledgeParts;
+  /** The ingestion worker's lease, renewal and poll periods (defaults 30 s, 10 s, 1 s; e2e tests shorten them). */
+  ingestion?: { leaseMs?: number; renewMs?: number; pollMs?: number };
 }
 
 export interface Promptrun {
@@ -169,6 +171,7 @@ function composeKnowledge(deps: PromptrunDeps, clock: Clock, wakeDispatcher: () 
     buildOutbox: (tenantId) => documentOutboxBuilder({ store, clock, newId: () => uuidv7() }, tenantId),
     owner: deps.cluster?.owner ?? `promptrun-${uuidv7()}`,
     onEnded: wakeDispatcher,
+    ...deps.ingestion,
     ...(deps.logError !== undefined ? { logError: deps.logError } : {}),
   });
   const service = createKnowledgeService({

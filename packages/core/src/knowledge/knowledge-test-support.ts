@@ -4,6 +4,7 @@
  * they live; these keep the service, worker and search tests about their own rules.
  */
 import type { DocumentMediaType } from "@promptrun/contract";
+import type { KnowledgeParts } from "./knowledge-parts.ts";
 import type { MediaTypeDetector } from "./knowledge-service.ts";
 import {
   type Chunker,
@@ -93,3 +94,11 @@ export const fakeDetectMediaType: MediaTypeDetector = ({ filename, declared, hea
 };
 
 export const utf8 = (text: string) => new TextEncoder().encode(text);
+
+/** All four fakes, for createPromptrun's `knowledgeParts` in tests (`fake:bow` and `dev:hash` embed). */
+export const fakeKnowledgeParts = (): KnowledgeParts => ({
+  extract: fakeExtract,
+  chunk: fakeChunk,
+  resolveEmbeddingModel: fakeResolver(),
+  detectMediaType: fakeDetectMediaType,
+});

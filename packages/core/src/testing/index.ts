@@ -1,4 +1,13 @@
 export { createEngineFixture } from "../engine/engine-test-fixture.ts";
+export {
+  bagOfWords,
+  fakeChunk,
+  fakeDetectMediaType,
+  fakeEmbeddingModel,
+  fakeExtract,
+  fakeKnowledgeParts,
+  fakeResolver,
+} from "../knowledge/knowledge-test-support.ts";
 export { pendingRunRecord } from "../run-record.ts";
 export {
   hangUntilAborted,

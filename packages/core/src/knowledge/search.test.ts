@@ -274,3 +274,39 @@ test("the bounded heap keeps exactly the top k of a shuffled list", () => {
     .slice(0, 10);
   expect(heap.sortedDescending()).toEqual(expected);
 });
+
+test("the vector index scan equals a brute-force cosine ranking (odd dimensions, filtered)", async () => {
+  const rows = 300;
+  const dimensions = 7;
+  const vectors = new Float32Array(rows * dimensions).map((_, index) => Math.sin(index * 1.7));
+  const chunkIds = Array.from({ length: rows }, (_, row) => `chunk-${row}`);
+  const documentIds = Array.from({ length: rows }, (_, row) => `doc-${row % 10}`);
+  const index = createVectorIndex({
+    store: {
+      vectorGeneration: async () => "1",
+      loadVectors: async () => ({ generation: "1", chunkIds, documentIds, dimensions, vectors }),
+    },
+  });
+  const query = new Float32Array([0.3, -0.2, 0.9, 0.1, 0, -0.5, 0.4]);
+  const brute = (allowed: (row: number) => boolean) =>
+    chunkIds
+      .map((chunkId, row) => {
+        let dot = 0;
+        for (let d = 0; d < dimensions; d++)
+          dot += (vectors[row * dimensions + d] as number) * (query[d] as number);
+        return { chunkId, documentId: documentIds[row] as string, score: dot, row };
+      })
+      .filter((item) => allowed(item.row))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 12)
+      .map(({ chunkId, documentId, score }) => ({ chunkId, documentId, score }));
+  const found = await index.search("kb", query, 12);
+  expect(found.map((item) => item.chunkId)).toEqual(brute(() => true).map((item) => item.chunkId));
+  found.forEach((item, position) => {
+    expect(item.score).toBeCloseTo(brute(() => true)[position]?.score ?? Number.NaN, 5);
+  });
+  const filtered = await index.search("kb", query, 12, new Set(["doc-3", "doc-4"]));
+  expect(filtered.map((item) => item.chunkId)).toEqual(
+    brute((row) => row % 10 === 3 || row % 10 === 4).map((item) => item.chunkId),
+  );
+});

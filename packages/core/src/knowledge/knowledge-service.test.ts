@@ -164,6 +164,15 @@ test("addDocument: 413 over the limit, 400 empty or bad fields, 415 unsupported 
   expect((await service.listDocuments(tenant, "docs", { limit: 10 })).items).toEqual([]);
 });
 
+test("the declared type is normalised: parameters and case dropped, octet-stream means undeclared", async () => {
+  const add = (filename: string, mediaType: string) =>
+    service.addDocument(tenant, "docs", { content: utf8("# x"), filename, mediaType });
+  const markdown = await add("a.md", "Text/Markdown; charset=UTF-8");
+  expect((await service.getDocument(tenant, "docs", markdown.id)).mediaType).toBe("text/markdown");
+  const unknown = await add("b.md", "application/octet-stream");
+  expect((await service.getDocument(tenant, "docs", unknown.id)).mediaType).toBe("text/markdown");
+});
+
 test("a document at exactly the limit is accepted", async () => {
   const accepted = await service.addDocument(tenant, "docs", {
     content: new Uint8Array(1_000).fill(65),

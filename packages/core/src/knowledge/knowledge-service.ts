@@ -210,6 +210,16 @@ export function createKnowledgeService(dependencies: KnowledgeServiceDependencie
   };
 }
 
+/**
+ * The declared type as the detector gets it: lower-cased, without parameters (`; charset=…`);
+ * absent when empty or `application/octet-stream` (what clients send for "unknown").
+ */
+export function declaredType(value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  const type = (value.split(";")[0] ?? "").trim().toLowerCase();
+  return type === "" || type === "application/octet-stream" ? undefined : type;
+}
+
 /** docs/KNOWLEDGE.md "Knowledge bases and documents": size (413), emptiness and fields (400), type (415). */
 async function checkUpload(upload: DocumentUpload, maxBytes: number, detectMediaType: MediaTypeDetector) {
   const size = upload.content.byteLength;
@@ -229,8 +239,7 @@ async function checkUpload(upload: DocumentUpload, maxBytes: number, detectMedia
   if (upload.mediaType !== undefined && upload.mediaType !== null && typeof upload.mediaType !== "string") {
     throw invalid("mediaType must be a string such as text/markdown");
   }
-  const declared =
-    typeof upload.mediaType === "string" && upload.mediaType !== "" ? upload.mediaType : undefined;
+  const declared = declaredType(upload.mediaType);
   const mediaType = await detectMediaType({
     filename,
     declared,

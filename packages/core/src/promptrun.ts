@@ -186,6 +186,7 @@ function composeKnowledge(deps: PromptrunDeps, clock: Clock, wakeDispatcher: () 
       }),
     detectMediaType: parts.detectMediaType,
     onDocumentAdded: () => worker.wake(),
+    onKnowledgeBaseDeleted: (knowledgeBaseId) => search.forget(knowledgeBaseId),
   });
   return { search, worker, service };
 }

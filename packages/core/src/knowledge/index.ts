@@ -20,6 +20,7 @@ export {
   HYBRID_MIN_CANDIDATES,
   hybridCandidates,
   type KnowledgeSearchDependencies,
+  type KnowledgeSearchEngine,
   normalized,
   RRF_K,
   reciprocalRankFusion,

@@ -2,11 +2,13 @@ import { beforeEach, expect, test } from "bun:test";
 import { knowledgeBaseSchema, knowledgeDocumentSchema } from "@promptrun/contract";
 import type { PromptrunError } from "../errors.ts";
 import type { Store } from "../ports.ts";
+import { uuidv7 } from "../services/uuidv7.ts";
 import type { KnowledgeService } from "../services.ts";
 import { addTenant, createMemoryStore, createTestConfig, manualClock } from "../testing/index.ts";
 import { createKnowledgeService } from "./knowledge-service.ts";
-import { fakeDetectMediaType, fakeResolver, utf8 } from "./knowledge-test-support.ts";
+import { bagOfWords, fakeDetectMediaType, fakeResolver, utf8 } from "./knowledge-test-support.ts";
 import { createKnowledgeSearch } from "./search.ts";
+import { createVectorIndex } from "./vector-index.ts";
 
 const tenant = "00000000-0000-4000-8000-00000000000a";
 const other = "00000000-0000-4000-8000-00000000000b";
@@ -220,4 +222,37 @@ test("search: topK 10000 is a clear 400, a bad mode 400, an unknown knowledge ba
   expect((await failure(service.search(tenant, "docs", { query: "" }))).code).toBe("invalid");
   expect((await failure(service.search(tenant, "nope", { query: "x" }))).code).toBe("not_found");
   expect(await service.search(tenant, "docs", { query: "anything", topK: 50 })).toEqual({ items: [] });
+});
+
+test("deleting a knowledge base drops its vectors from the search's memory at once", async () => {
+  const index = createVectorIndex({ store: store.knowledge });
+  const search = createKnowledgeSearch({
+    store: store.knowledge,
+    resolveEmbeddingModel: fakeResolver(),
+    vectorIndex: index,
+  });
+  const own = createKnowledgeService({
+    store: store.knowledge,
+    config,
+    clock,
+    search,
+    validateEmbeddingModel: () => {},
+    detectMediaType: fakeDetectMediaType,
+    onKnowledgeBaseDeleted: (id) => search.forget(id),
+  });
+  const { id } = await own.addDocument(tenant, "docs", { content: utf8("x"), filename: "a.txt" });
+  await store.knowledge.claimDocument("w", new Date(clock.now().getTime() + 30_000), clock.now());
+  await store.knowledge.completeDocument(id, "w", {
+    chunks: [
+      { id: uuidv7(), documentId: id, ordinal: 0, text: "hello", tokens: 1, embedding: bagOfWords("hello") },
+    ],
+    tokens: 1,
+    cost: { total: 0, priced: true },
+    readyAt: clock.now(),
+    outbox: () => [],
+  });
+  expect((await own.search(tenant, "docs", { query: "hello", mode: "vector" })).items).toHaveLength(1);
+  expect(index.bytes()).toBeGreaterThan(0);
+  await own.delete(tenant, "docs");
+  expect(index.bytes()).toBe(0);
 });

@@ -51,6 +51,8 @@ export interface KnowledgeServiceDependencies {
   detectMediaType: MediaTypeDetector;
   /** A document was queued: the ingestion worker claims it now instead of at its next poll. */
   onDocumentAdded?: () => void;
+  /** A knowledge base was deleted: its vector matrix is dropped here at once (KnowledgeSearchEngine.forget). */
+  onKnowledgeBaseDeleted?: (knowledgeBaseId: string) => void;
   newId?: () => string;
 }
 
@@ -161,8 +163,10 @@ export function createKnowledgeService(dependencies: KnowledgeServiceDependencie
       return toKnowledgeBase(await baseOf(tenantId, slug));
     },
     async delete(tenantId, slug) {
+      const base = await baseOf(tenantId, slug);
       if (!(await store.deleteKnowledgeBase(tenantId, slug)))
         throw notFound(`knowledge base '${slug}' not found`);
+      dependencies.onKnowledgeBaseDeleted?.(base.id);
     },
     async addDocument(tenantId, slug, upload) {
       const base = await baseOf(tenantId, slug);

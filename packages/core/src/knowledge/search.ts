@@ -63,7 +63,12 @@ export interface KnowledgeSearchDependencies {
  * Keyword, vector and hybrid search over a tenant's knowledge base (docs/KNOWLEDGE.md "Search").
  * The service's search, the engine's `retrieval:` and the knowledge_base tool all call this.
  */
-export function createKnowledgeSearch(dependencies: KnowledgeSearchDependencies): KnowledgeSearch {
+/** KnowledgeSearch, plus dropping a deleted knowledge base's vectors from memory. */
+export interface KnowledgeSearchEngine extends KnowledgeSearch {
+  forget(knowledgeBaseId: string): void;
+}
+
+export function createKnowledgeSearch(dependencies: KnowledgeSearchDependencies): KnowledgeSearchEngine {
   const { store, resolveEmbeddingModel } = dependencies;
   const index = dependencies.vectorIndex ?? createVectorIndex({ store });
 
@@ -136,6 +141,7 @@ export function createKnowledgeSearch(dependencies: KnowledgeSearchDependencies)
   };
 
   return {
+    forget: (knowledgeBaseId) => index.forget(knowledgeBaseId),
     async search(tenantId, slug, request) {
       const base = await store.getKnowledgeBase(tenantId, slug);
       if (!base) throw notFound(`knowledge base '${slug}' not found`);

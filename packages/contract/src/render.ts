@@ -28,7 +28,7 @@ const offeredToolFields = {
 };
 
 /**
- * A prompt tool as render shows it: function and http tools as offered to the model; an MCP
+ * A prompt tool as render shows it: function, http and knowledge_base tools as offered to the model; an MCP
  * server by its URL (no query string, no credentials) and its allowed tools, unlisted (render
  * makes no network call, so the server's own list is not read).
  */
@@ -36,6 +36,11 @@ export const renderedToolSchema = z
   .discriminatedUnion("type", [
     z.object({ type: z.literal("function"), ...offeredToolFields }),
     z.object({ type: z.literal("http"), ...offeredToolFields }),
+    z.object({
+      type: z.literal("knowledge_base"),
+      ...offeredToolFields,
+      knowledgeBase: z.string().meta({ description: "The slug of the knowledge base the tool searches." }),
+    }),
     z.object({
       type: z.literal("mcp"),
       server: z

@@ -7,6 +7,7 @@ import {
   type MemorySource,
   maskedEnv,
   renderRunRequest,
+  retrievalPreview,
 } from "../rendering/run-request.ts";
 import { templateVariables } from "../templating/template.ts";
 
@@ -54,7 +55,10 @@ export function createRunMessages(dependencies: RunMessagesDependencies): ReadRu
     if (!version) throw notFound(`prompt ${run.promptSlug} version ${run.promptVersion} no longer exists`);
     const { definition } = version;
     const env = maskedEnv(templateVariables(definition.messages).env);
-    const rendered = await renderRunRequest(definition, run.inputs, env, await historyOf(dependencies, run));
+    const history = await historyOf(dependencies, run);
+    // {{retrieval}} as render shows it (the chunk texts are not read back here).
+    const retrieval = retrievalPreview(definition.retrieval, run.inputs);
+    const rendered = await renderRunRequest(definition, run.inputs, env, history, retrieval);
     return { messages: rendered.messages, memory: run.memoryWindow };
   };
 }

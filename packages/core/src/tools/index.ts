@@ -5,3 +5,5 @@
 export { keptToolOutput } from "./kept-output.ts";
 export { openRunTools } from "./run-tools.ts";
 export type { OfferedTool, RunTools, RunToolsContext, ToolExecution, ToolKind } from "./types.ts";
+export { knowledgeBaseToolName } from "./knowledge-base-tool.ts";
+export type { ToolKnowledge } from "./types.ts";

@@ -28,7 +28,11 @@ describe("citations", () => {
   });
 
   test("one citation per distinct marker naming a retrieved chunk, across every retrieval; others ignored", () => {
-    const cited = citationsOf("See [3] and [1, 2], not [4] or [2024]; again [1][3].", retrieval, (c) => texts[c]);
+    const cited = citationsOf(
+      "See [3] and [1, 2], not [4] or [2024]; again [1][3].",
+      retrieval,
+      (c) => texts[c],
+    );
     expect(cited.map((citation) => [citation.n, citation.filename, citation.documentId])).toEqual([
       [3, "c.md", id(9)],
       [1, "a.md", id(7)],

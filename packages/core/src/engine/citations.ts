@@ -17,7 +17,10 @@ export function citedNumbers(text: string): number[] {
 }
 
 /** The first CITATION_QUOTE_CHARS characters (code points, never half a surrogate pair). */
-const quoteOf = (text: string): string => Array.from(text.slice(0, CITATION_QUOTE_CHARS * 2)).slice(0, CITATION_QUOTE_CHARS).join("");
+const quoteOf = (text: string): string =>
+  Array.from(text.slice(0, CITATION_QUOTE_CHARS * 2))
+    .slice(0, CITATION_QUOTE_CHARS)
+    .join("");
 
 /** One citation per distinct marker of `output` that names a retrieved chunk; `textOf` gives its text ("" when gone). */
 export function citationsOf(
@@ -25,7 +28,9 @@ export function citationsOf(
   retrieval: readonly RunRetrieval[],
   textOf: (chunkId: string) => string | undefined,
 ): Citation[] {
-  const byNumber = new Map(retrieval.flatMap((entry) => entry.chunks.map((chunk) => [chunk.n, chunk] as const)));
+  const byNumber = new Map(
+    retrieval.flatMap((entry) => entry.chunks.map((chunk) => [chunk.n, chunk] as const)),
+  );
   if (byNumber.size === 0) return [];
   const citations: Citation[] = [];
   for (const n of citedNumbers(output)) {

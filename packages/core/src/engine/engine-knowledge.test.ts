@@ -40,7 +40,9 @@ const callTool = (id: string, name: string, input: unknown): LanguageModelV4Stre
 /** Every text the model was sent (message texts and tool outputs), joined. */
 const sentText = (prompt: LanguageModelV4Prompt): string => JSON.stringify(prompt);
 
-function scriptedModel(reply: (options: LanguageModelV4CallOptions, call: number) => LanguageModelV4StreamPart[]) {
+function scriptedModel(
+  reply: (options: LanguageModelV4CallOptions, call: number) => LanguageModelV4StreamPart[],
+) {
   let calls = 0;
   return new MockLanguageModelV4({
     doStream: async (options) => ({ stream: simulateReadableStream({ chunks: reply(options, calls++) }) }),
@@ -116,7 +118,9 @@ async function fixtureWith(
     prompt,
     engine: {
       knowledge,
-      ...(model ? { models: { resolve: async () => ({ model, provider: "mock", modelId: "m", secrets: [] }) } } : {}),
+      ...(model
+        ? { models: { resolve: async () => ({ model, provider: "mock", modelId: "m", secrets: [] }) } }
+        : {}),
     },
   });
   fixtures.push(fixture);
@@ -156,7 +160,9 @@ describe("retrieval: in prompts", () => {
     const sent = model.doStreamCalls[0]!.prompt;
     const user = sent.find((message) => message.role === "user")!;
     expect(JSON.stringify(user.content)).toContain(
-      JSON.stringify(`Sources:\n[1] refunds.md: ${LONG}\n\n[2] cards.md: ${cards.text}\n\nQuestion: how do refunds work?`).slice(1, -1),
+      JSON.stringify(
+        `Sources:\n[1] refunds.md: ${LONG}\n\n[2] cards.md: ${cards.text}\n\nQuestion: how do refunds work?`,
+      ).slice(1, -1),
     );
 
     const chunks = [
@@ -166,7 +172,13 @@ describe("retrieval: in prompts", () => {
     expect(ended.retrieval).toEqual([{ knowledgeBase: "docs", query: "how do refunds work?", chunks }]);
     // [3] names no retrieved chunk (2 were retrieved): no citation; [1] twice: one.
     expect(ended.citations).toEqual([
-      { n: 1, chunkId: refunds.chunkId, documentId: refunds.documentId, filename: "refunds.md", quote: LONG.slice(0, 200) },
+      {
+        n: 1,
+        chunkId: refunds.chunkId,
+        documentId: refunds.documentId,
+        filename: "refunds.md",
+        quote: LONG.slice(0, 200),
+      },
       { n: 2, chunkId: cards.chunkId, documentId: cards.documentId, filename: "cards.md", quote: cards.text },
     ]);
 
@@ -249,7 +261,10 @@ describe("the knowledge_base tool", () => {
       const tool = sentText(options.prompt);
       return answer(tool.includes("[3] shipping.md: Parcels ship") ? "Two days [3], refunds [1]." : "no [3]");
     });
-    const prompt = { ...ragPrompt, tools: [{ type: "knowledge_base" as const, knowledgeBase: "docs", topK: 4 }] };
+    const prompt = {
+      ...ragPrompt,
+      tools: [{ type: "knowledge_base" as const, knowledgeBase: "docs", topK: 4 }],
+    };
     const fixture = await fixtureWith(model, prompt, fake.knowledge);
     const run = await fixture.createRun(question("refunds"));
     const ended = await fixture.waitForEnd(run.id);
@@ -301,8 +316,14 @@ describe("the knowledge_base tool", () => {
     const ended = await fixture.waitForEnd((await fixture.createRun()).id);
     expect(ended.status).toBe("completed");
     expect(ended.output).toBe("understood");
-    expect(ended.steps[0]!.toolResults[0]).toMatchObject({ isError: true, output: "query must be a non-empty string" });
-    expect(ended.steps[1]!.toolResults[0]).toMatchObject({ isError: true, output: "knowledge base 'missing' not found" });
+    expect(ended.steps[0]!.toolResults[0]).toMatchObject({
+      isError: true,
+      output: "query must be a non-empty string",
+    });
+    expect(ended.steps[1]!.toolResults[0]).toMatchObject({
+      isError: true,
+      output: "knowledge base 'missing' not found",
+    });
     expect(ended.retrieval).toEqual([]);
     expect(ended.citations).toEqual([]);
   });
@@ -333,7 +354,13 @@ describe("retrieval across a pause and a restart", () => {
 
     const step = paused.steps.at(-1)!;
     const results = [
-      { toolCallId: "c1", name: "lookup_order", output: "shipped", isError: false, executedBy: "client" as const },
+      {
+        toolCallId: "c1",
+        name: "lookup_order",
+        output: "shipped",
+        isError: false,
+        executedBy: "client" as const,
+      },
     ];
     const steps = withLastStep(paused.steps, withResults(step, results));
     expect(await fixture.store.runs.resume(run.id, { step: paused.pause!.step, steps })).toBe(true);

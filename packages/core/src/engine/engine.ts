@@ -1,7 +1,7 @@
 import type { PromptrunConfig } from "../config.ts";
 import type { RunEngine } from "../engine-port.ts";
-import { createModelGateway, type ModelGateway } from "../models/model-gateway.ts";
 import type { KnowledgeSearch } from "../knowledge/ports.ts";
+import { createModelGateway, type ModelGateway } from "../models/model-gateway.ts";
 import type { Clock, RunRecord, Store, ThreadEventBus, WebhookDeliveryRecord } from "../ports.ts";
 import type { SecretBox } from "../security/secret-box.ts";
 import type { EngineMetrics } from "../services.ts";

@@ -129,7 +129,10 @@ export class RunKnowledge {
     // An empty query (an optional input left out) searches nothing: no chunks.
     if (query === "") return this.record({ knowledgeBase: slug, query, chunks: [] });
     if (!this.knowledge)
-      throw new RetrievalError("internal", "knowledge bases are not available: the engine has no knowledge search");
+      throw new RetrievalError(
+        "internal",
+        "knowledge bases are not available: the engine has no knowledge search",
+      );
     let outcome: Awaited<ReturnType<KnowledgeSearch["search"]>>;
     try {
       outcome = await this.knowledge.search(this.tenantId, slug, { ...request, query });
@@ -138,12 +141,21 @@ export class RunKnowledge {
         throw new RetrievalError("not_found", `knowledge base '${slug}' not found`);
       throw new RetrievalError("internal", `search of knowledge base '${slug}' failed: ${messageOf(error)}`);
     }
-    this.pendingCost = sumCostBlocks([...(this.pendingCost ? [this.pendingCost] : []), costBlockOf(outcome.cost)]);
+    this.pendingCost = sumCostBlocks([
+      ...(this.pendingCost ? [this.pendingCost] : []),
+      costBlockOf(outcome.cost),
+    ]);
     // Numbered now, after the await: parallel tool searches never share a number.
     let n = this.entries.reduce((sum, entry) => sum + entry.chunks.length, 0);
     const chunks = outcome.hits.map((hit) => {
       this.texts.set(hit.chunkId, hit.text);
-      return { n: ++n, chunkId: hit.chunkId, documentId: hit.documentId, filename: hit.filename, score: hit.score };
+      return {
+        n: ++n,
+        chunkId: hit.chunkId,
+        documentId: hit.documentId,
+        filename: hit.filename,
+        score: hit.score,
+      };
     });
     return this.record({ knowledgeBase: slug, query, chunks });
   }

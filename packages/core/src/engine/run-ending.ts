@@ -95,27 +95,18 @@ export interface FailedEnding {
   retrieval?: RunRetrieval[];
 }
 
-/** Ends a run as completed. false: it had already ended (the store's compare-and-set lost). */
-export async function endRunCompleted(
-  deps: RunEndingDeps,
-  run: RunRecord,
-  ending: CompletedEnding,
-): Promise<boolean> {
-  const finishedAt = deps.clock.now();
-  const { output, tokenUsage, cost } = ending;
-  const outputJson = ending.outputJson ?? null;
-  const finishReason = ending.finishReason ?? null;
-  const memoryWindow = ending.memoryWindow ?? null;
-  const finalRun: RunRecord = {
+/** The run as its completion leaves it (what webhooks carry). */
+function completedRecord(run: RunRecord, ending: CompletedEnding, finishedAt: Date): RunRecord {
+  return {
     ...run,
     status: "completed",
-    output,
-    outputJson,
-    finishReason,
-    memoryWindow,
+    output: ending.output,
+    outputJson: ending.outputJson ?? null,
+    finishReason: ending.finishReason ?? null,
+    memoryWindow: ending.memoryWindow ?? null,
     error: null,
-    tokenUsage,
-    cost,
+    tokenUsage: ending.tokenUsage,
+    cost: ending.cost,
     startedAt: ending.startedAt,
     finishedAt,
     attempts: ending.attempts,
@@ -125,6 +116,18 @@ export async function endRunCompleted(
     retrieval: ending.retrieval ?? run.retrieval,
     citations: ending.citations ?? [],
   };
+}
+
+/** Ends a run as completed. false: it had already ended (the store's compare-and-set lost). */
+export async function endRunCompleted(
+  deps: RunEndingDeps,
+  run: RunRecord,
+  ending: CompletedEnding,
+): Promise<boolean> {
+  const finishedAt = deps.clock.now();
+  const finalRun = completedRecord(run, ending, finishedAt);
+  const { output, tokenUsage, cost } = ending;
+  const { outputJson, finishReason, memoryWindow } = finalRun;
   const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
   const ended = await deps.store.runs.complete(run.id, {
     output,

@@ -35,8 +35,8 @@ import { openRunTools, type RunTools, type ToolKnowledge } from "../tools/index.
 import { citationsOf } from "./citations.ts";
 import { runModelStep, type StepContext } from "./model-step.ts";
 import { type PreparedRun, prepare, startErrorOf } from "./prepared-run.ts";
-import { CANCELLED, endRunCompleted, endRunFailed } from "./run-ending.ts";
 import { type RunKnowledge, withSuccessCost } from "./retrieval.ts";
+import { CANCELLED, endRunCompleted, endRunFailed } from "./run-ending.ts";
 import { RunInterruption } from "./run-interruption.ts";
 import {
   attemptsOf,

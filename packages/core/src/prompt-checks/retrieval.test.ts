@@ -5,7 +5,7 @@ import { createTestConfig } from "../testing/test-config.ts";
 import { knowledgeBaseToolName } from "../tools/knowledge-base-tool.ts";
 import { checkPromptDefinition } from "./check-prompt-definition.ts";
 
-const providers = createTestConfig({ providers: { openai: {} } });
+const providers = createTestConfig({ providers: { openai: {}, anthropic: {}, compatible: [] } });
 
 type Definition = Parameters<typeof checkPromptDefinition>[0];
 const inputs: Record<string, InputDeclaration> = {
@@ -36,18 +36,26 @@ describe("push-time checks of retrieval:", () => {
   test("a prompt with retrieval: and {{retrieval}} in a message (string or text part) passes; the knowledge base need not exist", () => {
     expect(errorOf(rag())).toBe("no error");
     const parts: PromptMessage[] = [
-      { role: "user", content: [{ type: "text", text: "{{ retrieval }}" }, { type: "image", image: "{{photo}}" }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "{{ retrieval }}" },
+          { type: "image", image: "{{photo}}" },
+        ],
+      },
     ];
-    expect(errorOf(rag({ messages: parts, retrieval: { knowledgeBase: "nowhere", query: "fixed words" } }))).toBe(
-      "no error",
-    );
+    expect(
+      errorOf(rag({ messages: parts, retrieval: { knowledgeBase: "nowhere", query: "fixed words" } })),
+    ).toBe("no error");
   });
 
   test("{{retrieval}} without retrieval: is refused, naming the path", () => {
     expect(errorOf(rag({ retrieval: undefined }))).toBe(
       `invalid: messages[1].content: {{retrieval}} needs the prompt's retrieval: (e.g. retrieval: {knowledgeBase: docs, query: "{{question}}"}), or an input named retrieval`,
     );
-    const parts: PromptMessage[] = [{ role: "user", content: [{ type: "text", text: "{{question}} {{retrieval}}" }] }];
+    const parts: PromptMessage[] = [
+      { role: "user", content: [{ type: "text", text: "{{question}} {{retrieval}}" }] },
+    ];
     expect(errorOf(rag({ messages: parts, retrieval: undefined }))).toStartWith(
       "invalid: messages[0].content[0].text: {{retrieval}} needs the prompt's retrieval:",
     );

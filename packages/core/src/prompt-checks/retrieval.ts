@@ -17,7 +17,9 @@ const messagesUseRetrieval = (messages: PromptDefinition["messages"]): boolean =
 function checkQuery(query: string, declarations: Record<string, InputDeclaration>): void {
   for (const { env, name } of placeholdersOf(query)) {
     if (env)
-      throw invalid(`retrieval.query: {{env.${name}}} cannot be part of a search query; name declared inputs only`);
+      throw invalid(
+        `retrieval.query: {{env.${name}}} cannot be part of a search query; name declared inputs only`,
+      );
     if (!Object.hasOwn(declarations, name))
       throw invalid(`retrieval.query: template names undeclared input: ${name}`);
     const type = declarations[name]?.type ?? "string";
@@ -32,7 +34,9 @@ function checkQuery(query: string, declarations: Record<string, InputDeclaration
  * messages use `{{retrieval}}` (else the model never sees what was retrieved). The knowledge
  * base need not exist yet: a run fails clearly when it does not.
  */
-export function checkRetrieval(definition: Pick<PromptDefinition, "retrieval" | "inputs" | "messages">): void {
+export function checkRetrieval(
+  definition: Pick<PromptDefinition, "retrieval" | "inputs" | "messages">,
+): void {
   const spec = definition.retrieval;
   if (!spec) return;
   if (Object.hasOwn(definition.inputs, RETRIEVAL_PLACEHOLDER))

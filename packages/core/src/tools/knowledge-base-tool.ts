@@ -34,9 +34,14 @@ export async function executeKnowledgeBaseTool(
 ): Promise<ToolExecution> {
   const query = typeof args.query === "string" ? args.query.trim() : "";
   if (query === "") return { isError: true, output: "query must be a non-empty string" };
-  if (!context.knowledge) return { isError: true, output: "knowledge bases are not available on this server" };
+  if (!context.knowledge)
+    return { isError: true, output: "knowledge bases are not available on this server" };
   try {
-    const output = await context.knowledge.search(tool.knowledgeBase, query, tool.topK ?? DEFAULT_SEARCH_TOP_K);
+    const output = await context.knowledge.search(
+      tool.knowledgeBase,
+      query,
+      tool.topK ?? DEFAULT_SEARCH_TOP_K,
+    );
     return { isError: false, output };
   } catch (error) {
     return { isError: true, output: error instanceof Error ? error.message : String(error) };

@@ -418,4 +418,21 @@ describe("dev:echo with {{retrieval}}", () => {
       [2, "cards.md"],
     ]);
   });
+
+  test("dev:echo calls the knowledge_base tool with /call and echoes its numbered output", async () => {
+    const fake = fakeKnowledge(bases());
+    const prompt = {
+      model: "dev:echo",
+      messages: [{ role: "user" as const, content: "{{message}}" }],
+      tools: [{ type: "knowledge_base" as const, knowledgeBase: "docs" }],
+    };
+    const fixture = await fixtureWith(null, prompt, fake.knowledge);
+    const run = await fixture.createRun({ inputs: { message: '/call search_docs {"query": "courier"}' } });
+    const ended = await fixture.waitForEnd(run.id);
+    expect(ended.status).toBe("completed");
+    expect(ended.output).toBe(`[1] shipping.md: ${shipping.text}`);
+    expect(ended.citations.map((citation) => [citation.n, citation.chunkId])).toEqual([
+      [1, shipping.chunkId],
+    ]);
+  });
 });

@@ -14,7 +14,7 @@ import {
   SEARCH_QUERY_MAX_BYTES,
 } from "@promptrun/contract";
 import { PromptrunError } from "../errors.ts";
-import type { KnowledgeSearch } from "../knowledge/ports.ts";
+import type { ChunkView, KnowledgeSearch, KnowledgeStore } from "../knowledge/ports.ts";
 import { buildCost, sumCostBlocks, zeroCostBlock } from "../pricing/cost.ts";
 import { renderTemplate } from "../templating/template.ts";
 
@@ -28,6 +28,29 @@ const GONE = "(this chunk no longer exists)";
 export function numberedChunks(chunks: ReadonlyArray<{ n: number; filename: string; text: string }>): string {
   if (chunks.length === 0) return NO_RESULTS;
   return chunks.map((chunk) => `[${chunk.n}] ${chunk.filename}: ${chunk.text}`).join("\n\n");
+}
+
+/** A retrieval's chunks as `{{retrieval}}` showed them, from their texts (a missing one reads as gone). */
+export function numberedRetrieval(
+  entry: RunRetrieval,
+  textOf: (chunkId: string) => string | undefined,
+): string {
+  return numberedChunks(entry.chunks.map((chunk) => ({ ...chunk, text: textOf(chunk.chunkId) ?? GONE })));
+}
+
+/**
+ * KnowledgeSearch.chunks over the store: the chunks of these ids that still exist in the tenant's
+ * knowledge base `slug` ([] for a slug the tenant does not have).
+ */
+export async function storedChunks(
+  store: Pick<KnowledgeStore, "getKnowledgeBase" | "getChunks">,
+  tenantId: string,
+  slug: string,
+  chunkIds: string[],
+): Promise<ChunkView[]> {
+  if (chunkIds.length === 0) return [];
+  const knowledgeBase = await store.getKnowledgeBase(tenantId, slug);
+  return knowledgeBase ? store.getChunks(knowledgeBase.id, chunkIds) : [];
 }
 
 /** Cut to SEARCH_QUERY_MAX_BYTES of UTF-8, never inside a character. */
@@ -105,9 +128,7 @@ export class RunKnowledge {
 
   /** One search's chunks as the model reads them (`{{retrieval}}`, a tool's output). */
   numbered(entry: RunRetrieval): string {
-    return numberedChunks(
-      entry.chunks.map((chunk) => ({ ...chunk, text: this.texts.get(chunk.chunkId) ?? GONE })),
-    );
+    return numberedRetrieval(entry, (chunkId) => this.texts.get(chunkId));
   }
 
   /** The query-embedding cost not yet charged to a step, and forgets it. */

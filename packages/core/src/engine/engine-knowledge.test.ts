@@ -395,11 +395,25 @@ describe("retrieval across a pause and a restart", () => {
     const model = scriptedModel((options) =>
       answer(sentText(options.prompt).includes("[2] cards.md: Card refunds") ? "Credit [2]." : "no sources"),
     );
-    const second = await fixtureWith(model, ragPrompt, fake.knowledge, { store: first.store });
+    const second = await createEngineFixture({
+      store: first.store,
+      prompt: ragPrompt,
+      engine: {
+        knowledge: fake.knowledge,
+        models: { resolve: async () => ({ model, provider: "mock", modelId: "m", secrets: [] }) },
+      },
+    });
+    fixtures.push(second);
+    second.watchThread(run.threadId);
+    await second.engine.start();
     const ended = await second.waitForEnd(run.id);
     expect(ended.output).toBe("Credit [2].");
     expect(fake.searches).toHaveLength(1);
     expect(ended.retrieval).toEqual(stored.retrieval);
+    // Taken again from its start: run.started, the stored retrieval again, then the tokens.
+    const types = second.eventsOf(run.id).map((delivered) => delivered.event.type);
+    expect(types.slice(0, 3)).toEqual(["run.started", "run.retrieval", "run.step"]);
+    expect(types.filter((type) => type === "run.retrieval")).toHaveLength(1);
     expect(ended.citations).toEqual([
       { n: 2, chunkId: cards.chunkId, documentId: cards.documentId, filename: "cards.md", quote: cards.text },
     ]);

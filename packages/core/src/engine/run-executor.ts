@@ -136,6 +136,11 @@ class RunExecution {
     this.modelLabel = metricsModelLabel(prepared.definition.model, this.deps.config.priceOverrides);
     this.memoryWindow = prepared.memoryWindow;
     this.knowledge = prepared.knowledge;
+    // A run taken again from its start after a restart: its stored retrieval goes out again with
+    // the new run.started (clients drop what they had of the run then).
+    const stored = prepared.knowledge.retrieval[0];
+    if (prepared.definition.retrieval && !prepared.freshRetrieval && stored && this.steps.length === 0)
+      this.unannounced.push(stored);
   }
 
   /** Stores the prompt's retrieval before the first model call (a restart reuses it); announced with run.started. */

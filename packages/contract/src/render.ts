@@ -62,7 +62,7 @@ export const renderedPromptSchema = z
     params: promptParamsSchema.meta({ description: "The version's params, as the run passes them." }),
     messages: z.array(chatMessageSchema).meta({
       description:
-        "In send order: the prompt's system messages, the thread's memory window, then the rendered user/assistant messages. Every `{{env.NAME}}` shows as `[env:NAME]`.",
+        "In send order: the prompt's system messages, the thread's memory window, then the rendered user/assistant messages. Every `{{env.NAME}}` shows as `[env:NAME]`; `{{retrieval}}` (no search is made) as `[retrieval: knowledge base '<slug>', query \"<query>\"]`.",
     }),
     tools: z.array(renderedToolSchema).meta({
       description:

@@ -288,8 +288,9 @@ describe("the knowledge_base tool", () => {
       [3, "shipping.md"],
       [1, "refunds.md"],
     ]);
-    // Each search's embedding is charged to the step it preceded or made: 0.001 to each step.
+    // Both searches are charged to step 0: the prompt's retrieval it followed, the search it made.
     expect(ended.steps[0]!.cost.success.input).toBeGreaterThanOrEqual(0.002);
+    expect(ended.steps[1]!.cost.success.input).toBeLessThan(0.001);
     const stepsSum = ended.steps.reduce((sum, step) => sum + step.cost.success.input, 0);
     expect(ended.cost!.success.input).toBeCloseTo(stepsSum, 12);
 

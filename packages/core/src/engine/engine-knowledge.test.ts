@@ -232,6 +232,23 @@ describe("retrieval: in prompts", () => {
     expect(model.doStreamCalls).toHaveLength(0);
   });
 
+  test("a run whose model call fails after the search keeps the search and its cost", async () => {
+    const fake = fakeKnowledge(bases());
+    fake.state.cost = { total: 0.0125, priced: true };
+    const model = new MockLanguageModelV4({
+      doStream: async () => {
+        throw Object.assign(new Error("invalid api key"), { statusCode: 401 });
+      },
+    });
+    const fixture = await fixtureWith(model, ragPrompt, fake.knowledge);
+    const ended = await fixture.waitForEnd((await fixture.createRun(question("refunds"))).id);
+    expect(ended.status).toBe("failed");
+    expect(ended.retrieval.map((entry) => entry.chunks.length)).toEqual([2]);
+    expect(ended.citations).toEqual([]);
+    expect(ended.cost!.success.input).toBeCloseTo(0.0125, 12);
+    expect(ended.cost!.total).toBeGreaterThanOrEqual(0.0125);
+  });
+
   test("the query's embedding cost is part of the run's cost (success.input and totals); unpriced stays unpriced", async () => {
     const fake = fakeKnowledge(bases());
     const model = scriptedModel(() => answer("Five days [1]."));
@@ -297,6 +314,40 @@ describe("the knowledge_base tool", () => {
     const types = fixture.eventsOf(run.id).map((delivered) => delivered.event.type);
     expect(types.filter((type) => type === "run.retrieval")).toHaveLength(2);
     expect(types.lastIndexOf("run.retrieval")).toBeLessThan(types.indexOf("run.tool_result"));
+  });
+
+  test("two searches in one step run in parallel and never share a number", async () => {
+    const fake = fakeKnowledge(bases());
+    const model = scriptedModel((options, call) =>
+      call === 0
+        ? [
+            { type: "stream-start", warnings: [] },
+            { type: "tool-call", toolCallId: "a", toolName: "search_docs", input: '{"query": "courier"}' },
+            { type: "tool-call", toolCallId: "b", toolName: "search_docs", input: '{"query": "refunds"}' },
+            {
+              type: "finish",
+              finishReason: { unified: "tool-calls", raw: "tool_calls" },
+              usage: usage(10, 5),
+            },
+          ]
+        : answer(`seen ${sentText(options.prompt).length > 0}`),
+    );
+    const prompt = {
+      messages: [{ role: "user" as const, content: "{{message}}" }],
+      tools: [{ type: "knowledge_base" as const, knowledgeBase: "docs" }],
+    };
+    const fixture = await fixtureWith(model, prompt, fake.knowledge);
+    const ended = await fixture.waitForEnd((await fixture.createRun()).id);
+    expect(ended.status).toBe("completed");
+    const numbers = ended.retrieval.flatMap((entry) => entry.chunks.map((c) => c.n));
+    expect(numbers.sort()).toEqual([1, 2, 3]);
+    const outputs = ended.steps[0]!.toolResults.map((result) => String(result.output));
+    expect(
+      outputs
+        .join("\n\n")
+        .match(/^\[\d+\]/gm)!
+        .sort(),
+    ).toEqual(["[1]", "[2]", "[3]"]);
   });
 
   test("an empty query or an unknown knowledge base is an error result the model sees", async () => {

@@ -28,7 +28,7 @@ const offeredToolFields = {
 };
 
 /**
- * A prompt tool as render shows it: function and http tools as offered to the model; an MCP
+ * A prompt tool as render shows it: function, http and knowledge_base tools as offered to the model; an MCP
  * server by its URL (no query string, no credentials) and its allowed tools, unlisted (render
  * makes no network call, so the server's own list is not read).
  */
@@ -36,6 +36,11 @@ export const renderedToolSchema = z
   .discriminatedUnion("type", [
     z.object({ type: z.literal("function"), ...offeredToolFields }),
     z.object({ type: z.literal("http"), ...offeredToolFields }),
+    z.object({
+      type: z.literal("knowledge_base"),
+      ...offeredToolFields,
+      knowledgeBase: z.string().meta({ description: "The slug of the knowledge base the tool searches." }),
+    }),
     z.object({
       type: z.literal("mcp"),
       server: z
@@ -57,7 +62,7 @@ export const renderedPromptSchema = z
     params: promptParamsSchema.meta({ description: "The version's params, as the run passes them." }),
     messages: z.array(chatMessageSchema).meta({
       description:
-        "In send order: the prompt's system messages, the thread's memory window, then the rendered user/assistant messages. Every `{{env.NAME}}` shows as `[env:NAME]`.",
+        "In send order: the prompt's system messages, the thread's memory window, then the rendered user/assistant messages. Every `{{env.NAME}}` shows as `[env:NAME]`; `{{retrieval}}` (no search is made) as `[retrieval: knowledge base '<slug>', query \"<query>\"]`.",
     }),
     tools: z.array(renderedToolSchema).meta({
       description:

@@ -1,5 +1,6 @@
 import type { PromptrunConfig } from "../config.ts";
 import type { RunEngine } from "../engine-port.ts";
+import type { KnowledgeSearch } from "../knowledge/ports.ts";
 import { createModelGateway, type ModelGateway } from "../models/model-gateway.ts";
 import type { Clock, RunRecord, Store, ThreadEventBus, WebhookDeliveryRecord } from "../ports.ts";
 import type { SecretBox } from "../security/secret-box.ts";
@@ -37,6 +38,8 @@ export interface EngineDeps {
    * reach the instance executing the run.
    */
   cluster?: EngineCluster;
+  /** Knowledge-base search for prompts with `retrieval:` and knowledge_base tools (docs/KNOWLEDGE.md). */
+  knowledge?: KnowledgeSearch;
 }
 
 const DEFAULT_STOP_GRACE_MS = 10_000;
@@ -196,5 +199,6 @@ function executorDepsOf(deps: EngineDeps): RunExecutorDeps {
     metrics: deps.metrics,
     random: deps.random ?? Math.random,
     toolFetch: deps.toolFetch,
+    knowledge: deps.knowledge,
   };
 }

@@ -3,7 +3,15 @@
  * compare-and-set end, the thread event and the run metric. The executor (completed or failed)
  * and cancellation (a run not executing here) both end runs through it.
  */
-import type { Cost, CostBlock, FinishReason, RunMemory, TokenUsage } from "@promptrun/contract";
+import type {
+  Citation,
+  Cost,
+  CostBlock,
+  FinishReason,
+  RunMemory,
+  RunRetrieval,
+  TokenUsage,
+} from "@promptrun/contract";
 import type {
   Clock,
   MemoryMessage,
@@ -58,6 +66,10 @@ export interface CompletedEnding {
   modelLabel: string;
   /** Every model call of the run (docs/TOOLS.md "Steps"). */
   steps: RunStepRecord[];
+  /** Every knowledge-base search of the run (absent: what is stored stays). */
+  retrieval?: RunRetrieval[];
+  /** The output's [n] markers that cite retrieved chunks (absent: none). */
+  citations?: Citation[];
 }
 
 export interface FailedEnding {
@@ -79,6 +91,31 @@ export interface FailedEnding {
   pausedStep?: number;
   /** The cost when the caller computed it (every step and the failed attempts); else from retryBlocks. */
   cost?: Cost;
+  /** The run's knowledge-base searches when the executor knows them (absent: the stored ones stay). */
+  retrieval?: RunRetrieval[];
+}
+
+/** The run as its completion leaves it (what webhooks carry). */
+function completedRecord(run: RunRecord, ending: CompletedEnding, finishedAt: Date): RunRecord {
+  return {
+    ...run,
+    status: "completed",
+    output: ending.output,
+    outputJson: ending.outputJson ?? null,
+    finishReason: ending.finishReason ?? null,
+    memoryWindow: ending.memoryWindow ?? null,
+    error: null,
+    tokenUsage: ending.tokenUsage,
+    cost: ending.cost,
+    startedAt: ending.startedAt,
+    finishedAt,
+    attempts: ending.attempts,
+    encryptedEnvVars: null,
+    steps: ending.steps,
+    pause: null,
+    retrieval: ending.retrieval ?? run.retrieval,
+    citations: ending.citations ?? [],
+  };
 }
 
 /** Ends a run as completed. false: it had already ended (the store's compare-and-set lost). */
@@ -88,27 +125,9 @@ export async function endRunCompleted(
   ending: CompletedEnding,
 ): Promise<boolean> {
   const finishedAt = deps.clock.now();
+  const finalRun = completedRecord(run, ending, finishedAt);
   const { output, tokenUsage, cost } = ending;
-  const outputJson = ending.outputJson ?? null;
-  const finishReason = ending.finishReason ?? null;
-  const memoryWindow = ending.memoryWindow ?? null;
-  const finalRun: RunRecord = {
-    ...run,
-    status: "completed",
-    output,
-    outputJson,
-    finishReason,
-    memoryWindow,
-    error: null,
-    tokenUsage,
-    cost,
-    startedAt: ending.startedAt,
-    finishedAt,
-    attempts: ending.attempts,
-    encryptedEnvVars: null,
-    steps: ending.steps,
-    pause: null,
-  };
+  const { outputJson, finishReason, memoryWindow } = finalRun;
   const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
   const ended = await deps.store.runs.complete(run.id, {
     output,
@@ -121,6 +140,8 @@ export async function endRunCompleted(
     memory: ending.memory,
     deliveries,
     steps: ending.steps,
+    ...(ending.retrieval ? { retrieval: ending.retrieval } : {}),
+    citations: finalRun.citations,
   });
   if (!ended) return false;
   deps.events.publish(run.tenantId, run.threadId, {
@@ -171,6 +192,8 @@ export async function endRunFailed(
     encryptedEnvVars: null,
     steps: ending.steps ?? run.steps,
     pause: null,
+    retrieval: ending.retrieval ?? run.retrieval,
+    citations: [],
   };
   const deliveries = (await deps.buildWebhookDeliveries?.(finalRun)) ?? [];
   const ended = await deps.store.runs.fail(run.id, {
@@ -181,6 +204,7 @@ export async function endRunFailed(
     finishReason: ending.finishReason ?? null,
     memoryWindow: finalRun.memoryWindow,
     ...(ending.steps ? { steps: ending.steps } : {}),
+    ...(ending.retrieval ? { retrieval: ending.retrieval } : {}),
     ...(ending.pausedStep !== undefined ? { pausedStep: ending.pausedStep } : {}),
   });
   if (!ended) return false;

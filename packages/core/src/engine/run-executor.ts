@@ -10,10 +10,12 @@ import {
   DEFAULT_TOOL_TIMEOUT_SECONDS,
   MAX_TOOL_CALLS_PER_STEP,
   type RequiredAction,
+  type RunRetrieval,
   type ToolCall,
 } from "@promptrun/contract";
 import type { PromptrunConfig } from "../config.ts";
 import { PromptrunError } from "../errors.ts";
+import type { KnowledgeSearch } from "../knowledge/ports.ts";
 import type { ModelGateway } from "../models/model-gateway.ts";
 import { outputJsonOf } from "../models/output-json.ts";
 import type {
@@ -25,12 +27,15 @@ import type {
   ThreadEventBus,
   WebhookDeliveryRecord,
 } from "../ports.ts";
+import { buildCost, sumCostBlocks } from "../pricing/cost.ts";
 import { metricsModelLabel } from "../pricing/metrics-model-label.ts";
 import type { SecretBox } from "../security/secret-box.ts";
 import type { EngineMetrics } from "../services.ts";
-import { openRunTools, type RunTools } from "../tools/index.ts";
+import { openRunTools, type RunTools, type ToolKnowledge } from "../tools/index.ts";
+import { citationsOf } from "./citations.ts";
 import { runModelStep, type StepContext } from "./model-step.ts";
 import { type PreparedRun, prepare, startErrorOf } from "./prepared-run.ts";
+import { type RunKnowledge, withSuccessCost } from "./retrieval.ts";
 import { CANCELLED, endRunCompleted, endRunFailed } from "./run-ending.ts";
 import { RunInterruption } from "./run-interruption.ts";
 import {
@@ -59,6 +64,8 @@ export interface RunExecutorDeps {
   random: () => number;
   /** Transport for http and mcp tools (tests); the private-range guard applies on top. */
   toolFetch?: typeof fetch | undefined;
+  /** Knowledge-base search (prompts with `retrieval:`, knowledge_base tools); absent: such runs fail. */
+  knowledge?: KnowledgeSearch | undefined;
 }
 
 /**
@@ -92,6 +99,8 @@ export async function executeRun(
   if ("error" in preparation) return execution.failToStart(preparation.error);
   const { prepared } = preparation;
   execution.prepared(prepared);
+  if (prepared.freshRetrieval && !(await execution.storeRetrieval(prepared.freshRetrieval)))
+    return { kind: "already-ended" };
   const tools = await execution.openTools(prepared);
   if (tools === "failed") return execution.lastOutcome;
   try {
@@ -108,6 +117,9 @@ class RunExecution {
   private steps: RunStepRecord[];
   private attempts: number;
   private memoryWindow: PreparedRun["memoryWindow"] | null = null;
+  private knowledge: RunKnowledge | null = null;
+  /** run.retrieval events held until the run's run.started (sent before any run.token). */
+  private unannounced: RunRetrieval[] = [];
   lastOutcome: ExecutionOutcome = { kind: "already-ended" };
 
   constructor(
@@ -123,6 +135,18 @@ class RunExecution {
   prepared(prepared: PreparedRun): void {
     this.modelLabel = metricsModelLabel(prepared.definition.model, this.deps.config.priceOverrides);
     this.memoryWindow = prepared.memoryWindow;
+    this.knowledge = prepared.knowledge;
+    // A run taken again from its start after a restart: its stored retrieval goes out again with
+    // the new run.started (clients drop what they had of the run then).
+    const stored = prepared.knowledge.retrieval[0];
+    if (prepared.definition.retrieval && !prepared.freshRetrieval && stored && this.steps.length === 0)
+      this.unannounced.push(stored);
+  }
+
+  /** Stores the prompt's retrieval before the first model call (a restart reuses it); announced with run.started. */
+  async storeRetrieval(retrieval: RunRetrieval): Promise<boolean> {
+    this.unannounced.push(retrieval);
+    return this.saveSteps(this.steps);
   }
 
   failToStart(error: unknown): Promise<ExecutionOutcome> | ExecutionOutcome {
@@ -143,6 +167,7 @@ class RunExecution {
         maxResponseBytes: config.tools.maxResponseBytes,
         ...(this.deps.toolFetch ? { fetch: this.deps.toolFetch } : {}),
         signal: this.signal,
+        knowledge: this.toolKnowledge(),
       });
     } catch (error) {
       this.lastOutcome = await (this.signal.aborted
@@ -174,7 +199,8 @@ class RunExecution {
         if (server.length > 0 && tools) {
           const results = await runServerCalls(server, tools, this.signal);
           if (this.signal.aborted) return this.whenAborted([]);
-          const answered = withResults(last, results);
+          // The step that called the tools is charged their searches' query embeddings.
+          const answered = this.charged(withResults(last, results));
           if (!(await this.saveSteps(withLastStep(this.steps, answered)))) return { kind: "already-ended" };
           for (const result of results) this.publishToolResult(last.index, result);
           continue;
@@ -184,6 +210,8 @@ class RunExecution {
       }
       if (this.steps.length >= maxSteps) return this.endFailed(`max steps (${maxSteps}) reached`, []);
 
+      // Held retrieval events go out with run.started; a step that sends none sends them now.
+      if (!announce) this.announceRetrieval();
       const outcome = await runModelStep(this.stepContext(prepared), {
         index: this.steps.length,
         messages: [...prepared.messages, ...stepMessages(this.steps)],
@@ -206,18 +234,20 @@ class RunExecution {
         return this.endFailed(outcome.error, outcome.retryBlocks);
       }
       this.attempts = outcome.attempts;
+      // The first step is charged the prompt retrieval's query embedding.
+      const answered = this.charged(outcome.step);
       if (outcome.kind === "refused") {
-        this.steps = [...this.steps, outcome.step];
-        return this.endFailed(outcome.error, [], { finishReason: outcome.step.finishReason });
+        this.steps = [...this.steps, answered];
+        return this.endFailed(outcome.error, [], { finishReason: answered.finishReason });
       }
-      if (outcome.requested.length === 0) return this.complete(prepared, outcome.step, outcome.outputJson);
+      if (outcome.requested.length === 0) return this.complete(prepared, answered, outcome.outputJson);
       if (outcome.requested.length > MAX_TOOL_CALLS_PER_STEP) {
-        this.steps = [...this.steps, outcome.step];
+        this.steps = [...this.steps, answered];
         const error = `the model asked for ${outcome.requested.length} tool calls in one step; at most ${MAX_TOOL_CALLS_PER_STEP} are allowed`;
-        return this.endFailed(error, [], { finishReason: outcome.step.finishReason });
+        return this.endFailed(error, [], { finishReason: answered.finishReason });
       }
       const { calls, refused } = checkToolCalls(outcome.requested, tools);
-      const step: RunStepRecord = { ...outcome.step, toolCalls: calls, toolResults: refused };
+      const step: RunStepRecord = { ...answered, toolCalls: calls, toolResults: refused };
       if (this.steps.length + 1 >= maxSteps) {
         // The last allowed call asked for more tools: no answer can come any more.
         this.steps = [...this.steps, step];
@@ -240,7 +270,10 @@ class RunExecution {
       prepared,
       signal: this.signal,
       modelLabel: this.modelLabel,
-      announceAttempt: (attempt) => publishStarted(this.deps.events, this.run, attempt),
+      announceAttempt: (attempt) => {
+        publishStarted(this.deps.events, this.run, attempt);
+        this.announceRetrieval();
+      },
       onAttemptStart: (at) => {
         this.startedAt ??= at;
       },
@@ -264,10 +297,43 @@ class RunExecution {
     });
   }
 
+  private announceRetrieval(): void {
+    for (const retrieval of this.unannounced.splice(0)) this.publishRetrieval(retrieval);
+  }
+
+  private publishRetrieval(retrieval: RunRetrieval): void {
+    this.publish({ type: "run.retrieval", data: { runId: this.run.id, ...retrieval } });
+  }
+
+  /** knowledge_base tool calls search through the run's searches: numbered on, recorded, announced. */
+  private toolKnowledge(): ToolKnowledge {
+    return {
+      search: async (knowledgeBase, query, topK) => {
+        const knowledge = this.knowledge;
+        if (!knowledge) throw new Error("knowledge bases are not available on this server");
+        const retrieval = await knowledge.search(knowledgeBase, { query, topK, mode: "hybrid" });
+        this.publishRetrieval(retrieval);
+        return knowledge.numbered(retrieval);
+      },
+    };
+  }
+
+  /** The step with the query-embedding cost of the searches not yet charged (under success). */
+  private charged(step: RunStepRecord): RunStepRecord {
+    const pending = this.knowledge?.takeCost() ?? null;
+    return pending === null ? step : { ...step, cost: withSuccessCost(step.cost, pending) };
+  }
+
+  /** The run's searches for a write (absent when it made none: what is stored stays). */
+  private retrieval(): RunRetrieval[] | undefined {
+    const retrieval = this.knowledge?.retrieval ?? [];
+    return retrieval.length > 0 ? retrieval : undefined;
+  }
+
   /** Stores the steps (before their tools run or after they ran); false when the run has ended meanwhile. */
   private async saveSteps(steps: RunStepRecord[]): Promise<boolean> {
     this.steps = steps;
-    return this.deps.store.runs.saveSteps(this.run.id, steps);
+    return this.deps.store.runs.saveSteps(this.run.id, steps, this.retrieval());
   }
 
   /** Stores the pause (steps, required action, outbox rows) in one write; the run then holds no slot. */
@@ -293,7 +359,8 @@ class RunExecution {
       startedAt: this.startedAt,
     };
     const deliveries = (await this.deps.buildWebhookDeliveries?.(pausedRun)) ?? [];
-    if (!(await store.runs.pause(this.run.id, { steps: this.steps, pause, deliveries }))) {
+    const retrieval = this.retrieval();
+    if (!(await store.runs.pause(this.run.id, { steps: this.steps, pause, deliveries, retrieval }))) {
       return { kind: "already-ended" };
     }
     this.publish({ type: "run.requires_action", data: { runId: this.run.id, requiredAction } });
@@ -308,6 +375,9 @@ class RunExecution {
     const steps = this.steps.at(-1) === last ? this.steps : [...this.steps, last];
     // A final step found stored (an end interrupted before its write): its answer is read again.
     const json = outputJson !== undefined ? outputJson : readOutputJson(prepared, last.text);
+    const retrieval = this.knowledge?.retrieval ?? [];
+    const knowledge = this.knowledge;
+    const citations = knowledge ? citationsOf(last.text, retrieval, (id) => knowledge.textOf(id)) : [];
     const ended = await endRunCompleted(this.deps, this.run, {
       output: last.text,
       outputJson: json,
@@ -320,6 +390,8 @@ class RunExecution {
       modelLabel: this.modelLabel,
       memoryWindow: prepared.memoryWindow,
       steps,
+      retrieval,
+      citations,
     });
     return ended ? { kind: "completed" } : { kind: "already-ended" };
   }
@@ -329,11 +401,21 @@ class RunExecution {
     retryBlocks: CostBlock[],
     options: { cancelled?: boolean; finishReason?: RunStepRecord["finishReason"] } = {},
   ): Promise<ExecutionOutcome> {
+    // Searches not charged to a step (the run ended before its model answered) still count.
+    const pending = this.knowledge?.takeCost() ?? null;
+    const cost =
+      this.steps.length > 0
+        ? withSuccessCost(runCostOf(this.steps, retryBlocks), pending)
+        : pending
+          ? buildCost(pending, sumCostBlocks(retryBlocks))
+          : undefined;
+    const retrieval = this.retrieval();
     const ended = await endRunFailed(this.deps, this.run, {
       error,
       finishReason: options.finishReason ?? null,
       retryBlocks,
-      ...(this.steps.length > 0 ? { cost: runCostOf(this.steps, retryBlocks) } : {}),
+      ...(cost ? { cost } : {}),
+      ...(retrieval ? { retrieval } : {}),
       startedAt: this.startedAt,
       attempts: this.attempts,
       modelLabel: this.modelLabel,

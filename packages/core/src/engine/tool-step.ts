@@ -52,11 +52,11 @@ export function checkToolCalls(
   return { calls, refused };
 }
 
-/** The step's unanswered calls that the server runs (http, mcp). */
+/** The step's unanswered calls that the server runs (http, mcp, knowledge_base). */
 export const serverCallsOf = (step: RunStepRecord, tools: RunTools): ToolCall[] =>
   unansweredCalls(step).filter((call) => {
     const kind = tools.kindOf(call.name);
-    return kind === "http" || kind === "mcp";
+    return kind === "http" || kind === "mcp" || kind === "knowledge_base";
   });
 
 /** The step's unanswered calls that the caller answers (function tools). */

@@ -271,4 +271,10 @@ export interface SearchOutcome {
 export interface KnowledgeSearch {
   /** Throws PromptrunError not_found for a slug the tenant does not have. */
   search(tenantId: string, slug: string, request: ParsedSearchRequest): Promise<SearchOutcome>;
+  /**
+   * The chunks of these ids that still exist in the tenant's knowledge base `slug` (any order; []
+   * for an unknown slug, never a throw for that): a run continuing after a pause or a restart
+   * re-reads the texts of the chunks it retrieved (for {{retrieval}} and citation quotes).
+   */
+  chunks(tenantId: string, slug: string, chunkIds: string[]): Promise<ChunkView[]>;
 }

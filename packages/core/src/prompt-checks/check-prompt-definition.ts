@@ -3,6 +3,7 @@ import { invalid, PromptrunError } from "../errors.ts";
 import { compileJsonSchema } from "../json-schema/compile-json-schema.ts";
 import { knownProviders, type ProviderConfig } from "../models/known-providers.ts";
 import { checkMessageTemplates } from "./message-templates.ts";
+import { checkRetrieval } from "./retrieval.ts";
 import { checkToolDefinitions } from "./tool-definitions.ts";
 
 /** `output.schema` must compile as JSON Schema draft 2020-12 (docs/PRODUCT-RULES.md "Prompts and versions"). */
@@ -28,7 +29,7 @@ function checkProviderOptions(options: PromptDefinition["providerOptions"], prov
 
 /**
  * The push-time checks of a prompt file beyond its zod schema: templates and parts, the output
- * schema, provider options, tools. Throws PromptrunError `invalid` naming the field by its path
+ * schema, provider options, tools, retrieval. Throws PromptrunError `invalid` naming the field by its path
  * (`output.schema: …`, `messages[2].content[1].image: …`, `tools[1].parameters: …`). Checks, never changes: what is
  * stored is the file as parsed, so an old file keeps its content hash.
  */
@@ -43,10 +44,12 @@ export function checkPromptDefinition(
     | "toolChoice"
     | "maxSteps"
     | "toolTimeoutSeconds"
+    | "retrieval"
   >,
   providers: ProviderConfig,
 ): void {
   checkMessageTemplates(definition);
+  checkRetrieval(definition);
   checkOutputSchema(definition.output);
   checkProviderOptions(definition.providerOptions, providers);
   checkToolDefinitions(definition);

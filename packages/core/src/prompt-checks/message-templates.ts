@@ -1,6 +1,7 @@
 import type { ContentPart, InputDeclaration, InputType, PromptDefinition } from "@promptrun/contract";
 import { invalid } from "../errors.ts";
 import { placeholdersOf, wholePlaceholderName } from "../templating/template.ts";
+import { RETRIEVAL_PLACEHOLDER } from "./retrieval.ts";
 
 type Declarations = Record<string, InputDeclaration>;
 
@@ -14,11 +15,17 @@ const typeOf = (declarations: Declarations, name: string): InputType | undefined
  * A text template (a string content or a text part): it may name declared inputs that render as
  * text, and `env.NAME`. An image, file or messages input has a place of its own.
  */
-function checkText(template: string, path: string, declarations: Declarations): void {
+function checkText(template: string, path: string, declarations: Declarations, retrieval: boolean): void {
   const undeclared: string[] = [];
   for (const { env, name } of placeholdersOf(template)) {
     if (env) continue;
     const type = typeOf(declarations, name);
+    if (type === undefined && name === RETRIEVAL_PLACEHOLDER) {
+      if (retrieval) continue;
+      throw invalid(
+        `${path}: {{retrieval}} needs the prompt's retrieval: (e.g. retrieval: {knowledgeBase: docs, query: "{{question}}"}), or an input named retrieval`,
+      );
+    }
     if (type === undefined) {
       if (!undeclared.includes(name)) undeclared.push(name);
     } else if (type === "image" || type === "file") {
@@ -52,9 +59,9 @@ function checkMediaSlot(template: string, kind: "image" | "file", path: string, 
 /** `type/subtype`, e.g. image/png, application/pdf; an image part's must be image/*. */
 const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i;
 
-function checkPart(part: ContentPart, path: string, declarations: Declarations): void {
+function checkPart(part: ContentPart, path: string, declarations: Declarations, retrieval: boolean): void {
   if (part.type === "text") {
-    checkText(part.text, `${path}.text`, declarations);
+    checkText(part.text, `${path}.text`, declarations, retrieval);
     return;
   }
   const source = part.type === "image" ? part.image : part.file;
@@ -70,15 +77,19 @@ function checkPart(part: ContentPart, path: string, declarations: Declarations):
  * Push-time rules for templates (docs/PRODUCT-RULES.md "Prompts and versions"): a template names
  * only declared inputs and `env.NAME`; an image / file part names exactly one `image` / `file`
  * input; such inputs never appear in text; a `messages` input appears only as the whole content
- * (`{{name}}`) of a user or assistant message. Errors name the field by its path.
+ * (`{{name}}`) of a user or assistant message; `{{retrieval}}` (text) needs the prompt's
+ * `retrieval:`. Errors name the field by its path.
  */
-export function checkMessageTemplates(definition: Pick<PromptDefinition, "messages" | "inputs">): void {
+export function checkMessageTemplates(
+  definition: Pick<PromptDefinition, "messages" | "inputs"> & Partial<Pick<PromptDefinition, "retrieval">>,
+): void {
   const declarations = definition.inputs;
+  const retrieval = definition.retrieval !== undefined;
   for (const [index, message] of definition.messages.entries()) {
     const path = `messages[${index}]`;
     if (typeof message.content !== "string") {
       for (const [partIndex, part] of message.content.entries())
-        checkPart(part, `${path}.content[${partIndex}]`, declarations);
+        checkPart(part, `${path}.content[${partIndex}]`, declarations, retrieval);
       continue;
     }
     const whole = wholePlaceholderName(message.content);
@@ -89,6 +100,6 @@ export function checkMessageTemplates(definition: Pick<PromptDefinition, "messag
         );
       continue;
     }
-    checkText(message.content, `${path}.content`, declarations);
+    checkText(message.content, `${path}.content`, declarations, retrieval);
   }
 }

@@ -6,6 +6,7 @@ import type {
 } from "@promptrun/contract";
 import { invalid, PromptrunError } from "../errors.ts";
 import { compileJsonSchema } from "../json-schema/compile-json-schema.ts";
+import { knowledgeBaseToolName } from "../tools/knowledge-base-tool.ts";
 import { checkToolTemplate, checkUrlTemplate, type ToolTemplateScope } from "./tool-templates.ts";
 
 type ToolFields = Pick<
@@ -15,6 +16,8 @@ type ToolFields = Pick<
 
 /** The names a tool offers the model, each with the path that declares it. */
 function namesOf(tool: ToolDefinition, path: string): Array<{ name: string; path: string }> {
+  if (tool.type === "knowledge_base")
+    return [{ name: knowledgeBaseToolName(tool), path: `${path}.${tool.name ? "name" : "knowledgeBase"}` }];
   if (tool.type !== "mcp") return [{ name: tool.name, path: `${path}.name` }];
   return (tool.allowedTools ?? []).map((name, index) => ({ name, path: `${path}.allowedTools[${index}]` }));
 }
@@ -24,7 +27,13 @@ function checkUniqueNames(tools: ToolDefinition[]): string[] {
   const seen: string[] = [];
   for (const [index, tool] of tools.entries()) {
     for (const { name, path } of namesOf(tool, `tools[${index}]`)) {
-      if (seen.includes(name)) throw invalid(`${path}: duplicate tool name '${name}'`);
+      if (seen.includes(name)) {
+        // A knowledge_base tool without `name` is called search_<slug>: say so, and how to rename it.
+        const derived = path.endsWith(".knowledgeBase")
+          ? ` (a knowledge_base tool is named search_<slug> unless it sets name; set a name)`
+          : "";
+        throw invalid(`${path}: duplicate tool name '${name}'${derived}`);
+      }
       seen.push(name);
     }
   }
@@ -102,6 +111,8 @@ export function checkToolDefinitions(definition: ToolFields): void {
       checkMcpTool(tool, path, definition.inputs);
       continue;
     }
+    // Its parameters are fixed ({query}); the knowledge base need not exist yet.
+    if (tool.type === "knowledge_base") continue;
     checkParameters(tool.parameters, `${path}.parameters`);
     if (tool.type === "http") checkHttpTool(tool, path, definition.inputs);
   }

@@ -8,7 +8,7 @@
 import type { ChatMessage, PromptDefinition, PromptMessage, RunMemory } from "@promptrun/contract";
 import { type MemoryBound, memoryMessageOf, promptMessageOfMemory, readRunMemory } from "../memory-window.ts";
 import type { MemoryMessage, RunRecord, RunStore, ThreadMemory } from "../ports.ts";
-import { renderMessages } from "../templating/template.ts";
+import { renderMessages, renderTemplate } from "../templating/template.ts";
 
 /** Where the request's memory comes from: a channel of a thread, read within the server's bound. */
 export interface MemorySource {
@@ -35,7 +35,8 @@ const NO_MEMORY = { messages: [] as MemoryMessage[], dropped: 0 };
 
 /**
  * Renders the prompt with `inputs` and `env` (templating/template.ts: a `{{env.NAME}}` that `env`
- * lacks throws), then reads the memory window, whose bound depends on the rendered messages.
+ * lacks throws; `retrieval` fills `{{retrieval}}`), then reads the memory window, whose bound
+ * depends on the rendered messages.
  * `memory` null: no thread, so no history (a render without `thread`); carried: that history.
  */
 export async function renderRunRequest(
@@ -43,8 +44,11 @@ export async function renderRunRequest(
   inputs: Record<string, unknown>,
   env: Record<string, string>,
   memory: MemorySource | CarriedMemory | null,
+  retrieval?: string,
 ): Promise<RenderedRunRequest> {
-  const rendered = renderMessages(definition, inputs, env);
+  // `{{retrieval}}` (a prompt with `retrieval:`, which may not declare an input of that name).
+  const values = retrieval === undefined ? inputs : { ...inputs, retrieval };
+  const rendered = renderMessages(definition, values, env);
   const window =
     memory === null
       ? NO_MEMORY
@@ -71,4 +75,16 @@ export function maskedEnv(names: Iterable<string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of names) env[name] = `[env:${name}]`;
   return env;
+}
+
+/**
+ * What `{{retrieval}}` shows where no search is made (render, a run's messages read back): the
+ * knowledge base and the query the run searches (docs/KNOWLEDGE.md "In prompts").
+ */
+export function retrievalPreview(
+  spec: NonNullable<PromptDefinition["retrieval"]> | undefined,
+  inputs: Record<string, unknown>,
+): string | undefined {
+  if (!spec) return undefined;
+  return `[retrieval: knowledge base '${spec.knowledgeBase}', query ${JSON.stringify(renderTemplate(spec.query, inputs, {}))}]`;
 }

@@ -1,4 +1,9 @@
 import type { RenderedTool, ToolDefinition } from "@promptrun/contract";
+import {
+  KNOWLEDGE_BASE_TOOL_PARAMETERS,
+  knowledgeBaseToolDescription,
+  knowledgeBaseToolName,
+} from "../tools/knowledge-base-tool.ts";
 
 /**
  * `scheme://user:pass@host/path?query#fragment` → `scheme://host/path`: what render may show of
@@ -18,6 +23,14 @@ export function renderedTools(tools: readonly ToolDefinition[] | undefined): Ren
         type: "mcp",
         server: publicServerUrl(tool.server.url),
         allowedTools: tool.allowedTools ?? null,
+      };
+    if (tool.type === "knowledge_base")
+      return {
+        type: "knowledge_base",
+        name: knowledgeBaseToolName(tool),
+        description: knowledgeBaseToolDescription(tool),
+        parameters: KNOWLEDGE_BASE_TOOL_PARAMETERS,
+        knowledgeBase: tool.knowledgeBase,
       };
     return {
       type: tool.type,

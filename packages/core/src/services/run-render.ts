@@ -2,7 +2,7 @@ import { type RenderedPrompt, renderRequestSchema } from "@promptrun/contract";
 import type { PromptrunConfig } from "../config.ts";
 import { checkMediaInputs } from "../inputs/media-input.ts";
 import type { Store } from "../ports.ts";
-import { maskedEnv, renderRunRequest } from "../rendering/run-request.ts";
+import { maskedEnv, renderRunRequest, retrievalPreview } from "../rendering/run-request.ts";
 import type { RateLimitService } from "../services.ts";
 import { renderedTools } from "./rendered-tools.ts";
 import { checkRunBody, requireRunEnvironment, resolveRunVersion } from "./run-request-checks.ts";
@@ -47,7 +47,9 @@ export function createRunRender({ store, config, rateLimits }: RunRenderDependen
             bound: config.memory,
             channel: { tenantId, threadId: thread, channel: request.channel ?? "default" },
           };
-    const rendered = await renderRunRequest(definition, inputs, maskedEnv(names), memory);
+    // No search is made (a render is a read): {{retrieval}} shows what the run would search.
+    const retrieval = retrievalPreview(definition.retrieval, inputs);
+    const rendered = await renderRunRequest(definition, inputs, maskedEnv(names), memory, retrieval);
     return {
       model: definition.model,
       params: definition.params,

@@ -1,6 +1,17 @@
-import type { HttpToolDefinition, McpToolDefinition, ToolDefinition } from "@promptrun/contract";
+import type {
+  HttpToolDefinition,
+  KnowledgeBaseToolDefinition,
+  McpToolDefinition,
+  ToolDefinition,
+} from "@promptrun/contract";
 import { invalid, type PromptrunError } from "../errors.ts";
 import { executeHttpTool } from "./http-tool.ts";
+import {
+  executeKnowledgeBaseTool,
+  KNOWLEDGE_BASE_TOOL_PARAMETERS,
+  knowledgeBaseToolDescription,
+  knowledgeBaseToolName,
+} from "./knowledge-base-tool.ts";
 import { type McpSession, openMcpSession } from "./mcp-session.ts";
 import { renderUrl } from "./render-request.ts";
 import { argumentsViolation } from "./tool-arguments.ts";
@@ -10,7 +21,8 @@ import type { OfferedTool, RunTools, RunToolsContext, ToolExecution, ToolKind } 
 type Entry =
   | { kind: "function"; parameters: Record<string, unknown> }
   | { kind: "http"; parameters: Record<string, unknown>; tool: HttpToolDefinition }
-  | { kind: "mcp"; parameters: Record<string, unknown>; session: McpSession };
+  | { kind: "mcp"; parameters: Record<string, unknown>; session: McpSession }
+  | { kind: "knowledge_base"; parameters: Record<string, unknown>; tool: KnowledgeBaseToolDefinition };
 
 /** An MCP server URL in a message: scheme, host and port (path, query and credentials left out). */
 function redactedUrl(template: string, context: RunToolsContext): string {
@@ -67,9 +79,22 @@ export async function openRunTools(
   for (const tool of tools) {
     if (tool.type === "function") entries.set(tool.name, { kind: "function", parameters: tool.parameters });
     if (tool.type === "http") entries.set(tool.name, { kind: "http", parameters: tool.parameters, tool });
+    if (tool.type === "knowledge_base")
+      entries.set(knowledgeBaseToolName(tool), {
+        kind: "knowledge_base",
+        parameters: KNOWLEDGE_BASE_TOOL_PARAMETERS,
+        tool,
+      });
   }
   const offered: OfferedTool[] = [];
   for (const [index, tool] of tools.entries()) {
+    if (tool.type === "knowledge_base") {
+      const name = knowledgeBaseToolName(tool);
+      offered.push(
+        offeredTool(name, knowledgeBaseToolDescription(tool), KNOWLEDGE_BASE_TOOL_PARAMETERS, tool.type),
+      );
+      continue;
+    }
     if (tool.type !== "mcp") {
       offered.push(offeredTool(tool.name, tool.description, tool.parameters, tool.type));
       continue;
@@ -115,6 +140,8 @@ function runTools(
       try {
         if (entry.kind === "http") return await executeHttpTool(entry.tool, call.arguments, context, signal);
         if (entry.kind === "mcp") return await entry.session.call(call.name, call.arguments, signal);
+        if (entry.kind === "knowledge_base")
+          return await executeKnowledgeBaseTool(entry.tool, call.arguments, context);
         return { isError: true, output: `${call.name} is executed by the caller, not by the server` };
       } catch (error) {
         // Both paths turn their failures into results; this is the last guard of "never throws".

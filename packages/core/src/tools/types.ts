@@ -1,6 +1,6 @@
 /** The surface of a run's tools (docs/TOOLS.md), shared by the engine's tool loop and this folder. */
 
-export type ToolKind = "function" | "http" | "mcp";
+export type ToolKind = "function" | "http" | "mcp" | "knowledge_base";
 
 /** What the model is offered. */
 export interface OfferedTool {
@@ -49,4 +49,16 @@ export interface RunToolsContext {
   /** Transport (tests); the private-range guard is always applied on top. */
   fetch?: typeof fetch;
   signal: AbortSignal;
+  /** Searches for knowledge_base tools (the engine records each on the run); absent: such calls fail. */
+  knowledge?: ToolKnowledge;
+}
+
+/** A knowledge_base tool's search as the engine runs it (docs/KNOWLEDGE.md). */
+export interface ToolKnowledge {
+  /**
+   * Searches the tenant's knowledge base, numbers the chunks after the run's earlier retrievals,
+   * records and announces the search; returns the numbered chunks as the model reads them.
+   * Throws an Error whose message the model may see (unknown knowledge base, search failure).
+   */
+  search(knowledgeBase: string, query: string, topK: number): Promise<string>;
 }

@@ -105,7 +105,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
       ...(deps.metrics !== undefined ? { metrics: deps.metrics } : {}),
       ...(deps.cluster !== undefined ? { cluster: deps.cluster } : {}),
       ...(deps.logError !== undefined ? { logError: deps.logError } : {}),
-      // TODO(integrator): pass `knowledge: knowledge.search` once createEngine accepts the `knowledge` option.
+      knowledge: knowledge.search,
     });
   const rateLimits = deps.rateLimits ?? createTokenBucketRateLimiter({ rateLimit: config.rateLimit, clock });
 

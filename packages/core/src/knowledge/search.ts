@@ -147,5 +147,10 @@ export function createKnowledgeSearch(dependencies: KnowledgeSearchDependencies)
       if (!base) throw notFound(`knowledge base '${slug}' not found`);
       return run(base, request);
     },
+    async chunks(tenantId, slug, chunkIds) {
+      if (chunkIds.length === 0) return [];
+      const base = await store.getKnowledgeBase(tenantId, slug);
+      return base ? store.getChunks(base.id, chunkIds) : [];
+    },
   };
 }

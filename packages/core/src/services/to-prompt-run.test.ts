@@ -34,6 +34,8 @@ const record = (overrides: Partial<RunRecord>): RunRecord => ({
   finishReason: null,
   memoryWindow: null,
   steps: [],
+  retrieval: [],
+  citations: [],
   pause: null,
   ...overrides,
 });
@@ -133,6 +135,8 @@ describe("toPromptRun", () => {
       phase: null,
       requiredAction: null,
       steps: [],
+      retrieval: [],
+      citations: [],
       memory: null,
     });
     expect(promptRunSchema.parse(run)).toEqual(run);

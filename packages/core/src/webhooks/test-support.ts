@@ -87,6 +87,8 @@ export function finishedRun(overrides: Partial<RunRecord> & Pick<RunRecord, "ten
     finishReason: "stop",
     memoryWindow: { messages: 0, dropped: 0 },
     steps: [],
+    retrieval: [],
+    citations: [],
     pause: null,
     ...overrides,
   };

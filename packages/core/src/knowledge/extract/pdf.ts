@@ -1,0 +1,34 @@
+import { extractText, getDocumentProxy } from "unpdf";
+import { ExtractionError, type ExtractedText } from "../ports.ts";
+
+/** pdf.js errors (InvalidPDFException, …) say little on their own; the document's error names the cause. */
+async function openPdf(content: Uint8Array) {
+  try {
+    // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy.
+    return await getDocumentProxy(new Uint8Array(content), { verbosity: 0, isEvalSupported: false });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ExtractionError(`could not read the PDF: ${reason}`);
+  }
+}
+
+/** The text layer of every page (pdf.js through unpdf), pages separated by a blank line. */
+export async function extractPdf(content: Uint8Array): Promise<ExtractedText> {
+  const pdf = await openPdf(content);
+  try {
+    let pages: string[];
+    try {
+      pages = (await extractText(pdf, { mergePages: false })).text;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new ExtractionError(`could not read the PDF: ${reason}`);
+    }
+    const text = pages.map((page) => page.trim()).join("\n\n");
+    if (!/[\p{L}\p{N}]/u.test(text))
+      throw new ExtractionError("the PDF has no text layer (a scanned document?); run OCR first");
+    return { text, pages: pdf.numPages };
+  } finally {
+    // Frees pdf.js's worker-side document (this build's proxy has no destroy of its own).
+    await pdf.loadingTask.destroy();
+  }
+}

@@ -4,7 +4,18 @@ import { chunkText } from "./chunk-text.ts";
 
 /** Deterministic prose: numbered sentences, so each one is findable. */
 function prose(sentenceCount: number, paragraphEvery = 7): { text: string; sentences: string[] } {
-  const words = ["policy", "leave", "manager", "approval", "office", "remote", "badge", "report", "travel", "expense"];
+  const words = [
+    "policy",
+    "leave",
+    "manager",
+    "approval",
+    "office",
+    "remote",
+    "badge",
+    "report",
+    "travel",
+    "expense",
+  ];
   const sentences: string[] = [];
   let text = "";
   for (let i = 0; i < sentenceCount; i++) {
@@ -74,7 +85,10 @@ describe("chunkText", () => {
 describe("edges", () => {
   test("blank text gives no chunk; whitespace is normalised", () => {
     expect(chunkText("  \n\n\t \r\n ", settings)).toEqual([]);
-    const [chunk] = chunkText("  Hello   \t world.\r\n\r\n\r\n\r\nSecond\u00a0  paragraph.  \nA new line. ", settings);
+    const [chunk] = chunkText(
+      "  Hello   \t world.\r\n\r\n\r\n\r\nSecond\u00a0  paragraph.  \nA new line. ",
+      settings,
+    );
     expect(chunk!.text).toBe("Hello world.\n\nSecond paragraph.\nA new line.");
   });
 
@@ -92,7 +106,10 @@ describe("edges", () => {
   });
 
   test("a word longer than a chunk (a base64 blob) is cut by tokens", () => {
-    const blob = Array.from({ length: 3000 }, (_, i) => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123456789+/"[(i * 31) % 44]).join("");
+    const blob = Array.from(
+      { length: 3000 },
+      (_, i) => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123456789+/"[(i * 31) % 44],
+    ).join("");
     const chunks = chunkText(`Before. ${blob} After.`, { maxTokens: 64, overlap: 8 });
     for (const chunk of chunks) expect(chunk.tokens).toBeLessThanOrEqual(64);
     const joined = chunks.map((chunk) => chunk.text).join("");

@@ -98,7 +98,8 @@ const join = (units: Unit[]): string =>
   units.map((unit, index) => (index === 0 ? unit.text : unit.separator + unit.text)).join("");
 
 /** Upper estimate of a run of units' tokens: a separator adds at most one. */
-const estimate = (units: Unit[]): number => units.reduce((sum, unit) => sum + unit.tokens, 0) + units.length - 1;
+const estimate = (units: Unit[]): number =>
+  units.reduce((sum, unit) => sum + unit.tokens, 0) + units.length - 1;
 
 /** The previous chunk's tail to start the next one with: whole units, else its last words. */
 function overlapOf(previous: Unit[], overlap: number): Unit[] {

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { createDevHashModel, DEV_HASH_DIMENSIONS, devHashVector, fnv1a } from "./dev-hash.ts";
 
-const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, value, index) => sum + value * (b[index] as number), 0);
+const cosine = (a: Float32Array, b: Float32Array) =>
+  a.reduce((sum, value, index) => sum + value * (b[index] as number), 0);
 const norm = (a: Float32Array) => Math.sqrt(cosine(a, a));
 
 describe("dev:hash", () => {
@@ -16,9 +17,13 @@ describe("dev:hash", () => {
     expect(a).toBeInstanceOf(Float32Array);
     expect(a).toHaveLength(DEV_HASH_DIMENSIONS);
     expect(norm(a)).toBeCloseTo(1, 5);
-    expect(Array.from(devHashVector("The vacation policy grants 27 days of paid leave."))).toEqual(Array.from(a));
+    expect(Array.from(devHashVector("The vacation policy grants 27 days of paid leave."))).toEqual(
+      Array.from(a),
+    );
     // Case, punctuation and spacing do not matter.
-    expect(Array.from(devHashVector("the VACATION policy, grants 27 days   of paid leave"))).toEqual(Array.from(a));
+    expect(Array.from(devHashVector("the VACATION policy, grants 27 days   of paid leave"))).toEqual(
+      Array.from(a),
+    );
   });
 
   test("texts sharing words score higher than unrelated ones", () => {

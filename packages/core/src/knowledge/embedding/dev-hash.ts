@@ -22,7 +22,11 @@ export function fnv1a(text: string): number {
 }
 
 /** Lower-cased runs of unicode letters and digits (NFKC first, so ligatures and widths agree). */
-export const wordsOf = (text: string): string[] => text.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+export const wordsOf = (text: string): string[] =>
+  text
+    .normalize("NFKC")
+    .toLowerCase()
+    .match(/[\p{L}\p{N}]+/gu) ?? [];
 
 /** The text's vector: zero (cosine 0 with anything) when it has no words. */
 export function devHashVector(text: string): Float32Array {

@@ -2,7 +2,11 @@ import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { defaultConfig } from "../../config.ts";
 import { PromptrunError } from "../../errors.ts";
 import { EmbeddingError } from "../ports.ts";
-import { createEmbeddingModelResolver, type EmbeddingConfig, validateEmbeddingModelRef } from "./resolve-embedding-model.ts";
+import {
+  createEmbeddingModelResolver,
+  type EmbeddingConfig,
+  validateEmbeddingModelRef,
+} from "./resolve-embedding-model.ts";
 
 // ---------------------------------------------------------------- a fake OpenAI embeddings endpoint, on the wire
 
@@ -25,11 +29,21 @@ const server = Bun.serve({
   async fetch(request) {
     const url = new URL(request.url);
     const body = (await request.json()) as { model: string; input: string[] };
-    seen.push({ path: url.pathname, authorization: request.headers.get("authorization"), model: body.model, input: body.input });
+    seen.push({
+      path: url.pathname,
+      authorization: request.headers.get("authorization"),
+      model: body.model,
+      input: body.input,
+    });
     const failure = failures.shift();
     if (failure) {
       return Response.json(
-        { error: { message: failure === 401 ? "Incorrect API key provided" : "upstream exploded", type: "server_error" } },
+        {
+          error: {
+            message: failure === 401 ? "Incorrect API key provided" : "upstream exploded",
+            type: "server_error",
+          },
+        },
         { status: failure, headers: { "retry-after-ms": "5" } },
       );
     }
@@ -72,8 +86,16 @@ describe("openai embeddings through the AI SDK", () => {
     const model = createEmbeddingModelResolver({ config: config() })("openai:text-embedding-3-small");
     const texts = ["one", "two words", "three little words", "four", "five"];
     const result = await model.embed(texts);
-    expect(seen.map((request) => request.input)).toEqual([["one", "two words"], ["three little words", "four"], ["five"]]);
-    expect(seen[0]).toMatchObject({ path: "/v1/embeddings", authorization: "Bearer sk-test-key", model: "text-embedding-3-small" });
+    expect(seen.map((request) => request.input)).toEqual([
+      ["one", "two words"],
+      ["three little words", "four"],
+      ["five"],
+    ]);
+    expect(seen[0]).toMatchObject({
+      path: "/v1/embeddings",
+      authorization: "Bearer sk-test-key",
+      model: "text-embedding-3-small",
+    });
     expect(result.vectors).toHaveLength(5);
     for (const [index, vector] of result.vectors.entries()) {
       expect(vector).toBeInstanceOf(Float32Array);
@@ -88,14 +110,18 @@ describe("openai embeddings through the AI SDK", () => {
 
   test("a 500 is retried and the call succeeds", async () => {
     failures = [500];
-    const result = await createEmbeddingModelResolver({ config: config() })("openai:text-embedding-3-small").embed(["a"]);
+    const result = await createEmbeddingModelResolver({ config: config() })(
+      "openai:text-embedding-3-small",
+    ).embed(["a"]);
     expect(seen).toHaveLength(2);
     expect(result.vectors).toHaveLength(1);
   });
 
   test("a provider that keeps failing ends in EmbeddingError after the retries", async () => {
     failures = [500, 500, 500];
-    const model = createEmbeddingModelResolver({ config: config(), maxRetries: 2 })("openai:text-embedding-3-small");
+    const model = createEmbeddingModelResolver({ config: config(), maxRetries: 2 })(
+      "openai:text-embedding-3-small",
+    );
     const error = await model.embed(["a"]).catch((caught) => caught);
     expect(error).toBeInstanceOf(EmbeddingError);
     expect(error.message).toStartWith("embedding with openai:text-embedding-3-small failed:");
@@ -115,13 +141,19 @@ describe("openai embeddings through the AI SDK", () => {
   });
 
   test("priceOverrides win over the price data", async () => {
-    const priced = config({ priceOverrides: { "openai:text-embedding-3-small": { inputPerMillion: 1, outputPerMillion: 0 } } });
-    const result = await createEmbeddingModelResolver({ config: priced })("openai:text-embedding-3-small").embed(["a", "b"]);
+    const priced = config({
+      priceOverrides: { "openai:text-embedding-3-small": { inputPerMillion: 1, outputPerMillion: 0 } },
+    });
+    const result = await createEmbeddingModelResolver({ config: priced })(
+      "openai:text-embedding-3-small",
+    ).embed(["a", "b"]);
     expect(result.cost).toEqual({ total: 0.00002, priced: true });
   });
 
   test("no texts: no request", async () => {
-    const result = await createEmbeddingModelResolver({ config: config() })("openai:text-embedding-3-small").embed([]);
+    const result = await createEmbeddingModelResolver({ config: config() })(
+      "openai:text-embedding-3-small",
+    ).embed([]);
     expect(result).toEqual({ vectors: [], tokens: 0, cost: { total: 0, priced: true } });
     expect(seen).toHaveLength(0);
   });
@@ -139,15 +171,33 @@ describe("openai embeddings through the AI SDK", () => {
 
 describe("OpenAI-compatible endpoints", () => {
   test("embed through the configured base URL; no known price → priced: false", async () => {
-    const result = await createEmbeddingModelResolver({ config: config() })("local:nomic-embed-text").embed(["x y"]);
+    const result = await createEmbeddingModelResolver({ config: config() })("local:nomic-embed-text").embed([
+      "x y",
+    ]);
     expect(seen[0]).toMatchObject({ path: "/v1/embeddings", model: "nomic-embed-text", authorization: null });
     expect(result.tokens).toBe(10);
     expect(result.cost).toEqual({ total: 0, priced: false });
   });
 
+  test("the injected transport carries every provider's calls", async () => {
+    const urls: string[] = [];
+    const transport = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+      urls.push(String(input instanceof Request ? input.url : input));
+      return fetch(input, init);
+    }) as typeof fetch;
+    const resolve = createEmbeddingModelResolver({ config: config(), fetch: transport });
+    await resolve("local:nomic-embed-text").embed(["x"]);
+    await resolve("openai:text-embedding-3-small").embed(["y"]);
+    expect(urls).toEqual([`${baseUrl}/embeddings`, `${baseUrl}/embeddings`]);
+  });
+
   test("an override prices them", async () => {
-    const priced = config({ priceOverrides: { "local:nomic-embed-text": { inputPerMillion: 0.5, outputPerMillion: 0 } } });
-    const result = await createEmbeddingModelResolver({ config: priced })("local:nomic-embed-text").embed(["x"]);
+    const priced = config({
+      priceOverrides: { "local:nomic-embed-text": { inputPerMillion: 0.5, outputPerMillion: 0 } },
+    });
+    const result = await createEmbeddingModelResolver({ config: priced })("local:nomic-embed-text").embed([
+      "x",
+    ]);
     expect(result.cost).toEqual({ total: 0.000005, priced: true });
   });
 });
@@ -157,13 +207,19 @@ describe("resolving and validating refs", () => {
     const resolve = createEmbeddingModelResolver({ config: config() });
     expect(resolve("dev:hash").ref).toBe("dev:hash");
     expect((await resolve("dev:hash").embed(["hello"])).vectors[0]).toHaveLength(256);
-    expect(() => createEmbeddingModelResolver({ config: config({ devModel: false }) })("dev:hash")).toThrow(EmbeddingError);
-    expect(() => validateEmbeddingModelRef("dev:hash", config({ devModel: false }))).toThrow("PROMPTRUN_DEV_MODEL=false");
+    expect(() => createEmbeddingModelResolver({ config: config({ devModel: false }) })("dev:hash")).toThrow(
+      EmbeddingError,
+    );
+    expect(() => validateEmbeddingModelRef("dev:hash", config({ devModel: false }))).toThrow(
+      "PROMPTRUN_DEV_MODEL=false",
+    );
   });
 
   test("unknown providers, anthropic, a missing key, a malformed ref", () => {
     const resolve = createEmbeddingModelResolver({ config: config() });
-    expect(() => resolve("cohere:embed-v3")).toThrow("unknown embedding provider 'cohere' (known: dev (dev:hash), openai, local)");
+    expect(() => resolve("cohere:embed-v3")).toThrow(
+      "unknown embedding provider 'cohere' (known: dev (dev:hash), openai, local)",
+    );
     expect(() => resolve("anthropic:x")).toThrow("anthropic has no embedding models");
     expect(() => resolve("dev:echo")).toThrow("dev:hash is the built-in one");
     const keyless = config({ providers: { openai: {}, anthropic: {}, compatible: [] } });
@@ -180,7 +236,9 @@ describe("resolving and validating refs", () => {
       expect(caught).toBeInstanceOf(PromptrunError);
       expect((caught as PromptrunError).code).toBe("invalid");
     }
-    expect(() => validateEmbeddingModelRef("openai:text-embedding-3-small", keyless)).toThrow("OPENAI_API_KEY");
+    expect(() => validateEmbeddingModelRef("openai:text-embedding-3-small", keyless)).toThrow(
+      "OPENAI_API_KEY",
+    );
     validateEmbeddingModelRef("openai:text-embedding-3-large", config());
     validateEmbeddingModelRef("local:anything", config());
   });

@@ -66,7 +66,9 @@ export function createProviderEmbeddingModel(options: ProviderEmbeddingOptions):
         for (const vector of vectors) {
           dimensions ??= vector.length;
           if (vector.length !== dimensions || dimensions === 0)
-            throw new EmbeddingError(`${ref} returned vectors of ${vector.length} and ${dimensions} dimensions`);
+            throw new EmbeddingError(
+              `${ref} returned vectors of ${vector.length} and ${dimensions} dimensions`,
+            );
           result.vectors.push(vector);
         }
         const tokens = response.usage?.tokens ?? 0;

@@ -38,7 +38,7 @@ interface Target {
   provider: string;
   model: string;
   /** How to build the SDK model; absent for dev:hash. */
-  build?: (fetch: typeof fetch) => { sdkModel: EmbeddingModelV4; secrets: string[] };
+  build?: (transport: typeof globalThis.fetch) => { sdkModel: EmbeddingModelV4; secrets: string[] };
 }
 
 const knownList = (config: EmbeddingConfig): string =>
@@ -52,21 +52,27 @@ const knownList = (config: EmbeddingConfig): string =>
 function targetOf(ref: string, config: EmbeddingConfig): Target {
   const { provider, model } = parseModelRef(ref);
   if (provider === "dev") {
-    if (model !== "hash") throw invalid(`unknown dev embedding model '${ref}' (dev:hash is the built-in one)`);
+    if (model !== "hash")
+      throw invalid(`unknown dev embedding model '${ref}' (dev:hash is the built-in one)`);
     if (!config.devModel)
-      throw invalid(`embedding model '${ref}': the development models are turned off on this server (PROMPTRUN_DEV_MODEL=false)`);
+      throw invalid(
+        `embedding model '${ref}': the development models are turned off on this server (PROMPTRUN_DEV_MODEL=false)`,
+      );
     return { provider, model };
   }
   if (provider === "openai") {
     return {
       provider,
       model,
-      build: (fetch) => {
-        const credentials = resolveProviderCredentials({ name: provider, server: config.providers.openai, keyRequired: true }, {});
+      build: (transport) => {
+        const credentials = resolveProviderCredentials(
+          { name: provider, server: config.providers.openai, keyRequired: true },
+          {},
+        );
         const openai = createOpenAI({
           apiKey: credentials.apiKey,
           baseURL: credentials.baseUrl ?? OPENAI_DEFAULT_URL,
-          fetch,
+          fetch: transport,
         });
         return { sdkModel: openai.embedding(model), secrets: credentials.apiKey ? [credentials.apiKey] : [] };
       },
@@ -74,20 +80,26 @@ function targetOf(ref: string, config: EmbeddingConfig): Target {
   }
   const endpoint = config.providers.compatible.find((candidate) => candidate.name === provider);
   if (!endpoint) {
-    const why = provider === "anthropic" ? "anthropic has no embedding models" : `unknown embedding provider '${provider}'`;
+    const why =
+      provider === "anthropic"
+        ? "anthropic has no embedding models"
+        : `unknown embedding provider '${provider}'`;
     throw invalid(`embedding model '${ref}': ${why} (known: ${knownList(config)})`);
   }
   return {
     provider,
     model,
-    build: (fetch) => {
+    build: (transport) => {
       const compatible = createOpenAICompatible({
         name: provider,
         baseURL: endpoint.baseUrl,
         ...(endpoint.apiKey ? { apiKey: endpoint.apiKey } : {}),
-        fetch,
+        fetch: transport,
       });
-      return { sdkModel: compatible.embeddingModel(model), secrets: endpoint.apiKey ? [endpoint.apiKey] : [] };
+      return {
+        sdkModel: compatible.embeddingModel(model),
+        secrets: endpoint.apiKey ? [endpoint.apiKey] : [],
+      };
     },
   };
 }

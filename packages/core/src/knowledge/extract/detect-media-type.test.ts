@@ -27,12 +27,18 @@ describe("by extension", () => {
     ["notes.md", "NOTES.MARKDOWN", "text/markdown"],
     ["page.html", "page.htm", "text/html"],
     ["notes.md", "readme.txt", "text/plain"],
-  ])("%s named %s is %s", (fixture, filename, mediaType) => {
+  ] as const)("%s named %s is %s", (fixture, filename, mediaType) => {
     expect(detectMediaType({ filename, head: head(fixture) })).toEqual({ mediaType });
   });
 
   test("application/octet-stream means: go by the extension", () => {
-    expect(detectMediaType({ filename: "a.pdf", declared: "application/octet-stream", head: head("handbook.pdf") })).toEqual({
+    expect(
+      detectMediaType({
+        filename: "a.pdf",
+        declared: "application/octet-stream",
+        head: head("handbook.pdf"),
+      }),
+    ).toEqual({
       mediaType: "application/pdf",
     });
   });
@@ -46,22 +52,38 @@ describe("by extension", () => {
   });
 
   test("the accepted extensions", () => {
-    expect(Object.keys(ACCEPTED_EXTENSIONS).sort()).toEqual([".docx", ".htm", ".html", ".markdown", ".md", ".pdf", ".txt"]);
+    expect(Object.keys(ACCEPTED_EXTENSIONS).sort()).toEqual([
+      ".docx",
+      ".htm",
+      ".html",
+      ".markdown",
+      ".md",
+      ".pdf",
+      ".txt",
+    ]);
   });
 });
 
 describe("by declared type", () => {
   test("parameters are ignored and aliases taken", () => {
-    expect(detectMediaType({ filename: "x", declared: "text/plain; charset=utf-8", head: text("hi") }).mediaType).toBe("text/plain");
-    expect(detectMediaType({ filename: "x", declared: "Text/X-Markdown", head: text("# hi") }).mediaType).toBe("text/markdown");
+    expect(
+      detectMediaType({ filename: "x", declared: "text/plain; charset=utf-8", head: text("hi") }).mediaType,
+    ).toBe("text/plain");
+    expect(
+      detectMediaType({ filename: "x", declared: "Text/X-Markdown", head: text("# hi") }).mediaType,
+    ).toBe("text/markdown");
   });
 
   test("the declared type wins over the extension", () => {
-    expect(detectMediaType({ filename: "notes.txt", declared: "text/markdown", head: text("# hi") }).mediaType).toBe("text/markdown");
+    expect(
+      detectMediaType({ filename: "notes.txt", declared: "text/markdown", head: text("# hi") }).mediaType,
+    ).toBe("text/markdown");
   });
 
   test("an unaccepted declared type is refused", () => {
-    const error = refusal(() => detectMediaType({ filename: "a.png", declared: "image/png", head: text("x") }));
+    const error = refusal(() =>
+      detectMediaType({ filename: "a.png", declared: "image/png", head: text("x") }),
+    );
     expect(error.message).toStartWith("unsupported media type 'image/png'");
   });
 });
@@ -75,7 +97,9 @@ describe("the bytes must agree", () => {
   test("a PDF named .docx, a PDF declared as text, a zip named .txt", () => {
     const docx = refusal(() => detectMediaType({ filename: "x.docx", head: head("handbook.pdf") }));
     expect(docx.message).toStartWith("the file's content is not a DOCX (zip) file (its name says .docx)");
-    const declared = refusal(() => detectMediaType({ filename: "x.pdf", declared: "text/plain", head: head("handbook.pdf") }));
+    const declared = refusal(() =>
+      detectMediaType({ filename: "x.pdf", declared: "text/plain", head: head("handbook.pdf") }),
+    );
     expect(declared.message).toStartWith("the file's content is not text (declared text/plain)");
     refusal(() => detectMediaType({ filename: "x.txt", head: head("policies.docx") }));
     refusal(() => detectMediaType({ filename: "x.html", head: head("bomb.docx") }));

@@ -102,8 +102,12 @@ export function detectMediaType(input: DetectMediaTypeInput): { mediaType: Docum
   if (!contentMatches(mediaType, input.head)) {
     const extension = extensionOf(input.filename);
     const says =
-      ACCEPTED_EXTENSIONS[extension] === mediaType ? ` (its name says ${extension})` : ` (declared ${mediaType})`;
-    throw unsupported(`the file's content is not ${NAMES[mediaType]}${says}: upload the real file or fix its type`);
+      ACCEPTED_EXTENSIONS[extension] === mediaType
+        ? ` (its name says ${extension})`
+        : ` (declared ${mediaType})`;
+    throw unsupported(
+      `the file's content is not ${NAMES[mediaType]}${says}: upload the real file or fix its type`,
+    );
   }
   return { mediaType };
 }

@@ -1,5 +1,5 @@
 import mammoth from "mammoth";
-import { ExtractionError, type ExtractedText } from "../ports.ts";
+import { type ExtractedText, ExtractionError } from "../ports.ts";
 import { measureZip } from "./zip-guard.ts";
 
 const MB = 1024 * 1024;

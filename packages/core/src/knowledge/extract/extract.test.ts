@@ -73,7 +73,9 @@ describe("DOCX", () => {
   });
 
   test("bytes that are no zip at all", async () => {
-    const error = await failure(extractText(new TextEncoder().encode("PK\u0003\u0004 and then nothing"), DOCX_MEDIA_TYPE));
+    const error = await failure(
+      extractText(new TextEncoder().encode("PK\u0003\u0004 and then nothing"), DOCX_MEDIA_TYPE),
+    );
     expect(error.message).toStartWith("not a Word document: the zip archive is damaged");
   });
 });

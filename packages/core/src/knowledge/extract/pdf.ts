@@ -1,11 +1,11 @@
 import { extractText, getDocumentProxy } from "unpdf";
-import { ExtractionError, type ExtractedText } from "../ports.ts";
+import { type ExtractedText, ExtractionError } from "../ports.ts";
 
 /** pdf.js errors (InvalidPDFException, …) say little on their own; the document's error names the cause. */
 async function openPdf(content: Uint8Array) {
   try {
     // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy.
-    return await getDocumentProxy(new Uint8Array(content), { verbosity: 0, isEvalSupported: false });
+    return await getDocumentProxy(new Uint8Array(content), { verbosity: 0 });
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new ExtractionError(`could not read the PDF: ${reason}`);

@@ -1,4 +1,4 @@
-import { ExtractionError, type ExtractedText } from "../ports.ts";
+import { type ExtractedText, ExtractionError } from "../ports.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 

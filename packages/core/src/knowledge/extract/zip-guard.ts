@@ -18,7 +18,8 @@ const SLICE = 8 * 1024;
 const EOCD_SIGNATURE = 0x06054b50;
 const CENTRAL_SIGNATURE = 0x02014b50;
 const LOCAL_SIGNATURE = 0x04034b50;
-const notZip = (why: string) => new ExtractionError(`not a Word document: the zip archive is damaged (${why})`);
+const notZip = (why: string) =>
+  new ExtractionError(`not a Word document: the zip archive is damaged (${why})`);
 
 function findEndOfCentralDirectory(view: DataView): number {
   // The record is 22 bytes plus a comment of at most 65535.
@@ -44,7 +45,8 @@ function readCentralDirectory(data: Uint8Array): CentralEntry[] {
   const entries: CentralEntry[] = [];
   const decoder = new TextDecoder();
   for (let index = 0; index < count; index++) {
-    if (at + 46 > data.length || view.getUint32(at, true) !== CENTRAL_SIGNATURE) throw notZip("bad central directory");
+    if (at + 46 > data.length || view.getUint32(at, true) !== CENTRAL_SIGNATURE)
+      throw notZip("bad central directory");
     const compressedSize = view.getUint32(at + 20, true);
     const localOffset = view.getUint32(at + 42, true);
     if (compressedSize === 0xffffffff || localOffset === 0xffffffff) throw notZip("zip64 is not supported");

@@ -105,17 +105,28 @@ describe("edges", () => {
     }
   });
 
-  test("a word longer than a chunk (a base64 blob) is cut by tokens", () => {
+  test("a word longer than a chunk (a base64 blob) is cut, and its pieces join without spaces", () => {
     const blob = Array.from(
       { length: 3000 },
       (_, i) => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123456789+/"[(i * 31) % 44],
     ).join("");
-    const chunks = chunkText(`Before. ${blob} After.`, { maxTokens: 64, overlap: 8 });
+    const chunks = chunkText(`Before. ${blob} After.`, { maxTokens: 64, overlap: 0 });
+    expect(chunks.length).toBeGreaterThan(5);
     for (const chunk of chunks) expect(chunk.tokens).toBeLessThanOrEqual(64);
-    const joined = chunks.map((chunk) => chunk.text).join("");
-    expect(joined).toContain("Before.");
-    expect(joined).toContain("After.");
-    expect(joined.replace(/[^A-Za-z0-9+/]/g, "")).toContain(blob.slice(0, 100));
+    // Cut points fall between pieces of the word, so the chunks put together are the text again.
+    expect(chunks.map((chunk) => chunk.text).join("")).toBe(`Before. ${blob} After.`);
+    for (const chunk of chunkText(`Before. ${blob} After.`, { maxTokens: 64, overlap: 8 }))
+      expect(chunk.tokens).toBeLessThanOrEqual(64);
+  });
+
+  test("a long run of emoji is cut between characters, never inside one", () => {
+    const emoji = "😀🎉👍🏽".repeat(700);
+    const chunks = chunkText(emoji, { maxTokens: 64, overlap: 0 });
+    for (const chunk of chunks) {
+      expect(chunk.tokens).toBeLessThanOrEqual(64);
+      expect(chunk.text).not.toContain("\uFFFD");
+    }
+    expect(chunks.map((chunk) => chunk.text).join("")).toBe(emoji);
   });
 
   test("CJK text without spaces", () => {
@@ -123,6 +134,22 @@ describe("edges", () => {
     const chunks = chunkText(text, { maxTokens: 64, overlap: 16 });
     expect(chunks.length).toBeGreaterThan(5);
     for (const chunk of chunks) expect(chunk.tokens).toBeLessThanOrEqual(64);
+  });
+
+  test("pathological 1 MB inputs (one sentence, one word) stay fast", () => {
+    const sentence = Array.from({ length: 150_000 }, (_, i) => `w${(i * 7919) % 10007}`).join(" ");
+    const word = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVpxyz".repeat(27_000);
+    for (const [name, text] of [
+      ["one sentence", sentence],
+      ["one word", word],
+    ] as const) {
+      const started = performance.now();
+      const chunks = chunkText(text, { maxTokens: 512, overlap: 64 });
+      console.log(
+        `${name} of ${(text.length / 1e6).toFixed(1)} MB → ${chunks.length} chunks in ${(performance.now() - started).toFixed(0)} ms`,
+      );
+      expect(chunks.every((chunk) => chunk.tokens <= 512)).toBe(true);
+    }
   });
 
   test("a 1 MB text chunks quickly", () => {

@@ -15,16 +15,20 @@ const o200k = (): O200k => {
   loaded ??= require("gpt-tokenizer/encoding/o200k_base") as O200k;
   return loaded;
 };
-/** o200k_base tokens of the text. */
-export const countTokens = (text: string): number => o200k().countTokens(text);
-const encode = (text: string): number[] => o200k().encode(text);
-const decode = (tokens: number[]): string => o200k().decode(tokens);
+/** o200k_base tokens of the text (encode().length: cheaper per call than the library's countTokens). */
+export const countTokens = (text: string): number => o200k().encode(text).length;
+
+/**
+ * Characters per token above which text is not counted whole: BPE is quadratic in the length of
+ * one pre-token piece (a run of emoji or letters without spaces), so such text is cut first.
+ */
+const CHARS_PER_TOKEN_BOUND = 4;
 
 interface Unit {
   text: string;
   tokens: number;
   /** What joins it to the unit before it in a chunk. */
-  separator: "\n\n" | "\n" | " ";
+  separator: "\n\n" | "\n" | " " | "";
 }
 
 const sentences = new Intl.Segmenter("en", { granularity: "sentence" });
@@ -43,33 +47,79 @@ export function normaliseText(text: string): string[][] {
     .filter((lines) => lines.length > 0);
 }
 
-/** Cuts text (one word, no spaces) of more than `limit` tokens by tokens. */
-function cutByTokens(word: string, limit: number): string[] {
-  const tokens = encode(word);
-  const pieces: string[] = [];
-  for (let at = 0; at < tokens.length; at += limit) pieces.push(decode(tokens.slice(at, at + limit)));
+/** Where to cut text near `at` without splitting a surrogate pair. */
+const safeCut = (text: string, at: number): number =>
+  at > 0 && at < text.length && /[\uD800-\uDBFF]/.test(text.charAt(at - 1)) ? at - 1 : at;
+
+/** Halves text by characters until each half is within `limit` tokens (CJK, emoji: several tokens a character). */
+function pushFitting(text: string, limit: number, pieces: Piece[]): void {
+  const middle = safeCut(text, Math.floor(text.length / 2));
+  const tokens = countTokens(text);
+  if (middle <= 0 || tokens <= limit) {
+    pieces.push({ text, tokens, separator: pieces.length > 0 ? "" : " " });
+    return;
+  }
+  pushFitting(text.slice(0, middle), limit, pieces);
+  pushFitting(text.slice(middle), limit, pieces);
+}
+
+/**
+ * Cuts one word (no spaces) of more than `limit` tokens into slices of `limit` characters (BPE on
+ * one huge piece is slow; a character is at least one token's worth of text), halving a slice that
+ * still has too many tokens. The slices join again without a space.
+ */
+function cutWord(word: string, limit: number): Piece[] {
+  const pieces: Piece[] = [];
+  for (let at = 0; at < word.length; ) {
+    const end = Math.max(safeCut(word, Math.min(word.length, at + limit)), at + 1);
+    pushFitting(word.slice(at, end), limit, pieces);
+    at = end;
+  }
   return pieces;
 }
 
-/** Splits a sentence of more than `limit` tokens into runs of words of at most `limit` tokens. */
-function cutSentence(sentence: string, limit: number): string[] {
-  const pieces: string[] = [];
-  let current = "";
+interface Piece {
+  text: string;
+  tokens: number;
+  /** What joins it to the piece before it: a space between words, nothing inside a cut word. */
+  separator: " " | "";
+}
+
+/**
+ * Splits a sentence of more than `limit` tokens into runs of words of at most `limit` tokens.
+ * Counted word by word (a word with its leading space is its own BPE piece), then checked whole.
+ */
+function cutSentence(sentence: string, limit: number): Piece[] {
+  const pieces: Piece[] = [];
+  let words: string[] = [];
+  let tokens = 0;
+  const flush = () => {
+    // The per-word sum is exact in practice; if not, move words to the next piece until it fits.
+    const carry: string[] = [];
+    let text = words.join(" ");
+    let exact = countTokens(text);
+    while (words.length > 1 && exact > limit) {
+      carry.unshift(words.pop() as string);
+      text = words.join(" ");
+      exact = countTokens(text);
+    }
+    if (words.length > 0) pieces.push({ text, tokens: exact, separator: " " });
+    words = carry;
+    tokens = carry.length > 0 ? countTokens(carry.join(" ")) : 0;
+  };
   for (const word of sentence.split(" ")) {
-    const candidate = current ? `${current} ${word}` : word;
-    if (countTokens(candidate) <= limit) {
-      current = candidate;
+    const huge = word.length > limit * CHARS_PER_TOKEN_BOUND;
+    const spaced = huge ? Number.POSITIVE_INFINITY : countTokens(` ${word}`);
+    if (huge || (spaced > limit && countTokens(word) > limit)) {
+      while (words.length > 0) flush();
+      pieces.push(...cutWord(word, limit));
       continue;
     }
-    if (current) pieces.push(current);
-    if (countTokens(word) <= limit) current = word;
-    else {
-      const cut = cutByTokens(word, limit);
-      current = cut.pop() ?? "";
-      pieces.push(...cut);
-    }
+    if (words.length > 0 && tokens + spaced > limit) flush();
+    tokens += words.length > 0 ? spaced : countTokens(word);
+    words.push(word);
   }
-  if (current) pieces.push(current);
+  while (words.length > 0) flush();
   return pieces;
 }
 
@@ -82,12 +132,17 @@ function unitsOf(paragraphs: string[][], limit: number): Unit[] {
       for (const { segment } of sentences.segment(line)) {
         const sentence = segment.trim();
         if (!sentence) continue;
-        const tokens = countTokens(sentence);
-        const pieces = tokens <= limit ? [sentence] : cutSentence(sentence, limit);
-        for (const piece of pieces) {
-          units.push({ text: piece, tokens: piece === sentence ? tokens : countTokens(piece), separator });
-          separator = " ";
+        const long = sentence.length > limit * CHARS_PER_TOKEN_BOUND;
+        const tokens = long ? Number.POSITIVE_INFINITY : countTokens(sentence);
+        if (tokens <= limit) {
+          units.push({ text: sentence, tokens, separator });
+        } else {
+          for (const [index, piece] of cutSentence(sentence, limit).entries()) {
+            const joint = index === 0 ? separator : piece.separator;
+            units.push({ text: piece.text, tokens: piece.tokens, separator: joint });
+          }
         }
+        separator = " ";
       }
     });
   });

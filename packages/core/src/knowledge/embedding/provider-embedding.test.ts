@@ -129,6 +129,27 @@ describe("openai embeddings through the AI SDK", () => {
     expect(seen).toHaveLength(3);
   });
 
+  test("a connection failure is retried too", async () => {
+    const closed = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
+    const deadUrl = `http://127.0.0.1:${closed.port}/v1`;
+    closed.stop(true);
+    let attempts = 0;
+    const transport = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+      attempts++;
+      return fetch(input, init);
+    }) as typeof fetch;
+    const dead = config({
+      providers: { openai: { apiKey: "sk-test-key", baseUrl: deadUrl }, anthropic: {}, compatible: [] },
+    });
+    const error = await createEmbeddingModelResolver({ config: dead, fetch: transport, maxRetries: 1 })(
+      "openai:text-embedding-3-small",
+    )
+      .embed(["a"])
+      .catch((caught) => caught);
+    expect(error).toBeInstanceOf(EmbeddingError);
+    expect(attempts).toBe(2);
+  });
+
   test("a 401 is not retried, and the key never shows", async () => {
     failures = [401];
     const error = await createEmbeddingModelResolver({ config: config() })("openai:text-embedding-3-small")

@@ -51,6 +51,18 @@ describe("by extension", () => {
     refusal(() => detectMediaType({ filename: "README", head: text("x") }));
   });
 
+  test("the fallback applies only when neither a declared type nor the extension tells", () => {
+    expect(detectMediaType({ filename: "notes", head: text("hi"), fallback: "text/plain" }).mediaType).toBe(
+      "text/plain",
+    );
+    expect(
+      detectMediaType({ filename: "notes.md", head: text("hi"), fallback: "text/plain" }).mediaType,
+    ).toBe("text/markdown");
+    expect(
+      detectMediaType({ filename: "notes.xyz", head: text("hi"), fallback: "text/plain" }).mediaType,
+    ).toBe("text/plain");
+  });
+
   test("the accepted extensions", () => {
     expect(Object.keys(ACCEPTED_EXTENSIONS).sort()).toEqual([
       ".docx",

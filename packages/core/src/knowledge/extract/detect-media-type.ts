@@ -43,6 +43,8 @@ export interface DetectMediaTypeInput {
   declared?: string | null | undefined;
   /** The file's first bytes (at least SNIFF_BYTES when the file is that long). */
   head: Uint8Array;
+  /** The type when neither a declared type nor the extension tells (a JSON text upload: text/plain). */
+  fallback?: DocumentMediaType | undefined;
 }
 
 const extensionOf = (filename: string): string => {
@@ -56,7 +58,7 @@ const startsWith = (head: Uint8Array, magic: number[]): boolean =>
 const PDF_MAGIC = [0x25, 0x50, 0x44, 0x46, 0x2d]; // %PDF-
 const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04]; // PK\3\4
 
-function claimedType(filename: string, declared: string | null | undefined): DocumentMediaType {
+function claimedType({ filename, declared, fallback }: DetectMediaTypeInput): DocumentMediaType {
   const bare = declared?.split(";")[0]?.trim().toLowerCase() ?? "";
   if (bare && bare !== "application/octet-stream") {
     const type = DECLARED[bare];
@@ -64,7 +66,7 @@ function claimedType(filename: string, declared: string | null | undefined): Doc
     return type;
   }
   const extension = extensionOf(filename);
-  const type = ACCEPTED_EXTENSIONS[extension];
+  const type = ACCEPTED_EXTENSIONS[extension] ?? fallback;
   if (!type) {
     const what = extension ? `extension '${extension}'` : "no extension";
     throw unsupported(
@@ -98,7 +100,7 @@ const NAMES: Record<DocumentMediaType, string> = {
 
 /** The upload's media type; PromptrunError unsupported_media_type (415) when it is none we take or the bytes disagree. */
 export function detectMediaType(input: DetectMediaTypeInput): { mediaType: DocumentMediaType } {
-  const mediaType = claimedType(input.filename, input.declared);
+  const mediaType = claimedType(input);
   if (!contentMatches(mediaType, input.head)) {
     const extension = extensionOf(input.filename);
     const says =

@@ -1,4 +1,3 @@
-import mammoth from "mammoth";
 import { type ExtractedText, ExtractionError } from "../ports.ts";
 import { measureZip } from "./zip-guard.ts";
 
@@ -17,6 +16,7 @@ export async function extractDocx(content: Uint8Array): Promise<ExtractedText> {
   if (!entries.some((entry) => entry.name === "word/document.xml"))
     throw new ExtractionError("not a Word document: the file has no word/document.xml");
   try {
+    const { default: mammoth } = await import("mammoth");
     const result = await mammoth.extractRawText({ buffer: Buffer.from(content) });
     return { text: result.value };
   } catch (error) {

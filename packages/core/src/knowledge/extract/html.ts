@@ -1,4 +1,3 @@
-import { compile } from "html-to-text";
 import type { ExtractedText } from "../ports.ts";
 import { decodeUtf8 } from "./plain.ts";
 
@@ -20,9 +19,11 @@ const OPTIONS = {
   ],
 };
 
-const toText = compile(OPTIONS);
+let toText: ((html: string) => string) | undefined;
 
 /** The page's readable text: headings and paragraphs as lines, scripts and styles dropped. */
-export function extractHtml(content: Uint8Array): ExtractedText {
+export async function extractHtml(content: Uint8Array): Promise<ExtractedText> {
+  // Loaded on first use, as the other readers: a server that never ingests HTML does not pay for it.
+  toText ??= (await import("html-to-text")).compile(OPTIONS);
   return { text: toText(decodeUtf8(content)) };
 }

@@ -1,11 +1,12 @@
-import { extractText, getDocumentProxy } from "unpdf";
 import { type ExtractedText, ExtractionError } from "../ports.ts";
 
+type Unpdf = typeof import("unpdf");
+
 /** pdf.js errors (InvalidPDFException, …) say little on their own; the document's error names the cause. */
-async function openPdf(content: Uint8Array) {
+async function openPdf(unpdf: Unpdf, content: Uint8Array) {
   try {
     // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy.
-    return await getDocumentProxy(new Uint8Array(content), { verbosity: 0 });
+    return await unpdf.getDocumentProxy(new Uint8Array(content), { verbosity: 0 });
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new ExtractionError(`could not read the PDF: ${reason}`);
@@ -14,11 +15,13 @@ async function openPdf(content: Uint8Array) {
 
 /** The text layer of every page (pdf.js through unpdf), pages separated by a blank line. */
 export async function extractPdf(content: Uint8Array): Promise<ExtractedText> {
-  const pdf = await openPdf(content);
+  // Loaded on first use: a server that never ingests a PDF does not load pdf.js.
+  const unpdf = await import("unpdf");
+  const pdf = await openPdf(unpdf, content);
   try {
     let pages: string[];
     try {
-      pages = (await extractText(pdf, { mergePages: false })).text;
+      pages = (await unpdf.extractText(pdf, { mergePages: false })).text;
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw new ExtractionError(`could not read the PDF: ${reason}`);

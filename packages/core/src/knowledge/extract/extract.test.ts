@@ -105,9 +105,33 @@ describe("text types", () => {
     expect((await extractText(new TextEncoder().encode(source), "text/markdown")).text).toBe(source);
   });
 
+  test("HTML: lists, tables, line breaks, entities and preformatted text", async () => {
+    const html = `<div><h2>Menu &amp; prices</h2><ul><li>Coffee<li>Tea &eacute;t&eacute;</ul>
+      <table><tr><th>Item</th><th>Price</th></tr><tr><td>Cake</td><td>3 &euro;</td></tr></table>
+      <p>Line one<br>Line two</p><pre>keep   these
+   spaces</pre><template><p>hidden</p></template><svg><text>vector</text></svg></div>`;
+    const { text } = await extractText(new TextEncoder().encode(html), "text/html");
+    expect(text).toBe(
+      "Menu & prices\n\n- Coffee\n- Tea été\n\nItem Price\nCake 3 €\n\nLine one\nLine two\n\nkeep   these\n   spaces",
+    );
+  });
+
+  test("HTML: a large page is extracted in slices, quickly", async () => {
+    const section = (i: number) =>
+      `<h2>Section ${i}</h2><p>Paragraph <b>${i}</b> with <a href="/x">a link</a>.</p>`;
+    const html = `<html><body>${Array.from({ length: 40_000 }, (_, i) => section(i)).join("")}</body></html>`;
+    const started = performance.now();
+    const { text } = await extractText(new TextEncoder().encode(html), "text/html");
+    console.log(
+      `${(html.length / 1e6).toFixed(1)} MB of HTML in ${(performance.now() - started).toFixed(0)} ms`,
+    );
+    expect(text).toContain("Section 39999\n\nParagraph 39999 with a link.");
+    expect(text.split("\n\n")).toHaveLength(80_000);
+  });
+
   test("HTML: headings and paragraphs as lines, no script, style or link targets", async () => {
     const { text } = await extractText(fixture("page.html"), "text/html");
-    expect(text).toContain("Parking rules\n");
+    expect(text).toStartWith("Parking rules\n\nVisitors park");
     expect(text).toContain("Visitors park on level 2 of the garage.");
     expect(text).toContain("Bicycles go in the racks by the entrance.");
     expect(text).not.toContain("do-not-index");

@@ -8,7 +8,7 @@ export const docxExpansionCap = (bytes: number): number => Math.min(Math.max(50 
 /** The document's text (mammoth's raw text: paragraphs as lines), after the zip is proven small. */
 export async function extractDocx(content: Uint8Array): Promise<ExtractedText> {
   const cap = docxExpansionCap(content.length);
-  const entries = measureZip(
+  const entries = await measureZip(
     content,
     cap,
     () => new ExtractionError(`the DOCX expands to more than ${Math.round(cap / MB)} MB (a zip bomb?)`),

@@ -15,6 +15,9 @@ export interface ZipEntryInfo {
 
 /** Compressed bytes pushed into the inflater at once: ≤ ~1032× that comes out per push. */
 const SLICE = 8 * 1024;
+/** Inflating is synchronous: let the event loop run (lease renewals, HTTP) after this much output. */
+const PAUSE_EVERY_BYTES = 8 * 1024 * 1024;
+const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 const EOCD_SIGNATURE = 0x06054b50;
 const CENTRAL_SIGNATURE = 0x02014b50;
 const LOCAL_SIGNATURE = 0x04034b50;
@@ -73,8 +76,9 @@ function entryData(data: Uint8Array, entry: CentralEntry): Uint8Array {
 }
 
 /** Inflates one entry, counting; throws `overCap()` once `budget` bytes are passed. */
-function inflatedSize(compressed: Uint8Array, budget: number, overCap: () => Error): number {
+async function inflatedSize(compressed: Uint8Array, budget: number, overCap: () => Error): Promise<number> {
   let size = 0;
+  let sincePause = 0;
   const inflate = new Inflate((chunk) => {
     size += chunk.length;
   });
@@ -82,6 +86,10 @@ function inflatedSize(compressed: Uint8Array, budget: number, overCap: () => Err
     for (let at = 0; at < compressed.length; at += SLICE) {
       inflate.push(compressed.subarray(at, at + SLICE), at + SLICE >= compressed.length);
       if (size > budget) throw overCap();
+      if (size - sincePause > PAUSE_EVERY_BYTES) {
+        sincePause = size;
+        await pause();
+      }
     }
   } catch (error) {
     if (error instanceof ExtractionError) throw error;
@@ -95,7 +103,11 @@ function inflatedSize(compressed: Uint8Array, budget: number, overCap: () => Err
  * expands to more than `maxBytes` in total (counted as it inflates, never past the cap by more
  * than one slice's worth).
  */
-export function measureZip(data: Uint8Array, maxBytes: number, overCap: () => Error): ZipEntryInfo[] {
+export async function measureZip(
+  data: Uint8Array,
+  maxBytes: number,
+  overCap: () => Error,
+): Promise<ZipEntryInfo[]> {
   if (data.length < 22) throw notZip("too short");
   const entries = readCentralDirectory(data);
   const measured: ZipEntryInfo[] = [];
@@ -104,7 +116,7 @@ export function measureZip(data: Uint8Array, maxBytes: number, overCap: () => Er
     const compressed = entryData(data, entry);
     let size: number;
     if (entry.method === 0) size = compressed.length;
-    else if (entry.method === 8) size = inflatedSize(compressed, maxBytes - total, overCap);
+    else if (entry.method === 8) size = await inflatedSize(compressed, maxBytes - total, overCap);
     else throw notZip(`compression method ${entry.method} is not supported`);
     total += size;
     if (total > maxBytes) throw overCap();

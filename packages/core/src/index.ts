@@ -45,7 +45,7 @@ export {
   toKnowledgeBase,
   type VectorIndex,
 } from "./knowledge/index.ts";
-export { type KnowledgeParts, unwiredKnowledgeParts } from "./knowledge/knowledge-parts.ts";
+export type { KnowledgeParts } from "./knowledge/knowledge-parts.ts";
 // Knowledge bases: the store port (db implements it) and the failures of extraction and embedding.
 export {
   type ChunkRecord,

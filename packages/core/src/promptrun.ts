@@ -10,7 +10,7 @@ import {
   documentOutboxBuilder,
   type KnowledgeSearch,
 } from "./knowledge/index.ts";
-import { type KnowledgeParts, unwiredKnowledgeParts } from "./knowledge/knowledge-parts.ts";
+import { createKnowledgeParts, type KnowledgeParts } from "./knowledge/knowledge-parts.ts";
 import type { Clock, Store, ThreadEventBus } from "./ports.ts";
 import { createTokenBucketRateLimiter } from "./rate-limit/token-bucket.ts";
 import { createSecretBox } from "./security/secret-box.ts";
@@ -156,7 +156,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
 /** Knowledge bases (docs/KNOWLEDGE.md): one search (with its vector index), the service and the ingestion worker. */
 function composeKnowledge(deps: PromptrunDeps, clock: Clock, wakeDispatcher: () => void) {
   const { store, config } = deps;
-  const parts = deps.knowledgeParts ?? unwiredKnowledgeParts;
+  const parts = deps.knowledgeParts ?? createKnowledgeParts(config, deps.fetch);
   const search = createKnowledgeSearch({
     store: store.knowledge,
     resolveEmbeddingModel: parts.resolveEmbeddingModel,

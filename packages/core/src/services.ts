@@ -262,6 +262,8 @@ export interface DocumentUpload {
   /** Parsed JSON (multipart: the `metadata` field parsed). */
   metadata?: unknown;
   externalId?: unknown;
+  /** A JSON `text` upload: a filename without a known extension is text/plain (a file's is 415). */
+  text?: boolean;
 }
 
 /**

@@ -1,11 +1,9 @@
+import type { PromptrunConfig } from "../config.ts";
+import { chunkText } from "./chunking/chunk-text.ts";
+import { createEmbeddingModelResolver, validateEmbeddingModelRef } from "./embedding/index.ts";
+import { createTextExtractor, detectMediaType } from "./extract/index.ts";
 import type { MediaTypeDetector } from "./knowledge-service.ts";
-import {
-  type Chunker,
-  EmbeddingError,
-  type EmbeddingModelResolver,
-  ExtractionError,
-  type TextExtractor,
-} from "./ports.ts";
+import type { Chunker, EmbeddingModelResolver, TextExtractor } from "./ports.ts";
 
 /** What knowledge bases need besides the store: extraction, chunking, embedding, type detection. */
 export interface KnowledgeParts {
@@ -18,19 +16,18 @@ export interface KnowledgeParts {
 }
 
 /**
- * Stand-ins until the real parts are wired (TODO(integrator): createPromptrun should default to
- * the extraction/chunking/embedding/detection of `knowledge/extract`, `chunking`, `embedding`):
- * every document fails with a message saying so, every upload is 415.
+ * The server's parts: text extraction (extract/), token chunking (chunking/), embedding models
+ * through the configured providers and `dev:hash` (embedding/), and media-type detection.
  */
-export const unwiredKnowledgeParts: KnowledgeParts = {
-  extract: async () => {
-    throw new ExtractionError("text extraction is not configured on this server");
-  },
-  chunk: () => {
-    throw new ExtractionError("chunking is not configured on this server");
-  },
-  resolveEmbeddingModel: (ref) => {
-    throw new EmbeddingError(`no embedding models are configured on this server (asked for ${ref})`);
-  },
-  detectMediaType: () => null,
-};
+export function createKnowledgeParts(config: PromptrunConfig, fetchImpl?: typeof fetch): KnowledgeParts {
+  return {
+    extract: createTextExtractor({ maxExtractedChars: config.knowledge.maxExtractedChars }),
+    chunk: chunkText,
+    resolveEmbeddingModel: createEmbeddingModelResolver({
+      config,
+      ...(fetchImpl !== undefined ? { fetch: fetchImpl } : {}),
+    }),
+    validateEmbeddingModel: (ref) => validateEmbeddingModelRef(ref, config),
+    detectMediaType: (upload) => detectMediaType(upload).mediaType,
+  };
+}

@@ -39,6 +39,8 @@ export type MediaTypeDetector = (upload: {
   filename: string;
   declared: string | undefined;
   head: Uint8Array;
+  /** The type when neither the declared type nor the extension tells (JSON text uploads: text/plain). */
+  fallback?: DocumentMediaType | undefined;
 }) => DocumentMediaType | null | Promise<DocumentMediaType | null>;
 
 export interface KnowledgeServiceDependencies {
@@ -248,6 +250,7 @@ async function checkUpload(upload: DocumentUpload, maxBytes: number, detectMedia
     filename,
     declared,
     head: upload.content.subarray(0, MEDIA_TYPE_HEAD_BYTES),
+    ...(upload.text === true ? { fallback: "text/plain" as const } : {}),
   });
   if (mediaType === null) {
     throw new PromptrunError(

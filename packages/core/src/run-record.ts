@@ -16,4 +16,6 @@ export const pendingRunRecord = (run: NewRun): RunRecord => ({
   memoryWindow: null,
   steps: [],
   pause: null,
+  retrieval: [],
+  citations: [],
 });

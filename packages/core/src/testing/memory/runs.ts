@@ -163,6 +163,8 @@ export function createMemoryRunStore(
       run.encryptedEnvVars = null;
       // Steps absent keep what saveSteps stored, as in the SQL stores.
       if (completion.steps !== undefined) run.steps = copy(completion.steps);
+      if (completion.retrieval !== undefined) run.retrieval = copy(completion.retrieval);
+      run.citations = copy(completion.citations ?? []);
       run.pause = null;
       const thread = threads.get(threadKey(run.tenantId, run.threadId));
       for (const message of completion.memory) {
@@ -194,13 +196,15 @@ export function createMemoryRunStore(
       run.tokenUsage = null;
       run.encryptedEnvVars = null;
       if (failure.steps !== undefined) run.steps = copy(failure.steps);
+      if (failure.retrieval !== undefined) run.retrieval = copy(failure.retrieval);
       run.pause = null;
       return true;
     },
-    async saveSteps(id, steps) {
+    async saveSteps(id, steps, retrieval) {
       const run = runs.get(id);
       if (run?.status !== "pending") return false;
       run.steps = copy(steps);
+      if (retrieval !== undefined) run.retrieval = copy(retrieval);
       return true;
     },
     async pause(id, paused) {
@@ -210,6 +214,7 @@ export function createMemoryRunStore(
       // A paused run holds no slot.
       leases.delete(id);
       run.steps = copy(paused.steps);
+      if (paused.retrieval !== undefined) run.retrieval = copy(paused.retrieval);
       run.pause = copy(paused.pause);
       return true;
     },

@@ -123,9 +123,23 @@ export const testRunStepsMigration = ({
       await database.insertLegacyRuns([pending, completed]);
       const store = await database.openStore();
 
-      expect(await store.runs.getById(pending.id)).toEqual({ ...pending, steps: [], pause: null, retrieval: [], citations: [] });
-      expect(await store.runs.getById(completed.id)).toEqual({ ...completed, steps: [], pause: null, retrieval: [], citations: [] });
-      expect(await store.runs.listPending()).toEqual([{ ...pending, steps: [], pause: null, retrieval: [], citations: [] }]);
+      expect(await store.runs.getById(pending.id)).toEqual({
+        ...pending,
+        steps: [],
+        pause: null,
+        retrieval: [],
+        citations: [],
+      });
+      expect(await store.runs.getById(completed.id)).toEqual({
+        ...completed,
+        steps: [],
+        pause: null,
+        retrieval: [],
+        citations: [],
+      });
+      expect(await store.runs.listPending()).toEqual([
+        { ...pending, steps: [], pause: null, retrieval: [], citations: [] },
+      ]);
       expect((await store.runs.listClaimable(at(10), 10)).map((run) => run.id)).toEqual([pending.id]);
       expect(await store.runs.listExpiredPauses(at(10_000), 10)).toEqual([]);
 

@@ -43,15 +43,15 @@ const documentColumns = { ...documentFields, knowledgeBaseSlug: knowledgeBases.s
 const viewColumns = {
   ...getTableColumns(knowledgeBases),
   documentCount:
-    sql<number>`(SELECT count(*) FROM kb_documents d WHERE d.knowledge_base_id = ${knowledgeBases.id})`.mapWith(
+    sql<number>`(SELECT count(*) FROM kb_documents d WHERE d.knowledge_base_id = knowledge_bases.id)`.mapWith(
       Number,
     ),
   chunkCount:
-    sql<number>`(SELECT coalesce(sum(d.chunk_count), 0) FROM kb_documents d WHERE d.knowledge_base_id = ${knowledgeBases.id})`.mapWith(
+    sql<number>`(SELECT coalesce(sum(d.chunk_count), 0) FROM kb_documents d WHERE d.knowledge_base_id = knowledge_bases.id)`.mapWith(
       Number,
     ),
   bytes:
-    sql<number>`(SELECT coalesce(sum(d.bytes), 0) FROM kb_documents d WHERE d.knowledge_base_id = ${knowledgeBases.id})`.mapWith(
+    sql<number>`(SELECT coalesce(sum(d.bytes), 0) FROM kb_documents d WHERE d.knowledge_base_id = knowledge_bases.id)`.mapWith(
       Number,
     ),
 };

@@ -42,9 +42,9 @@ const documentColumns = { ...documentFields, knowledgeBaseSlug: knowledgeBases.s
 
 const viewColumns = {
   ...getTableColumns(knowledgeBases),
-  documentCount: sql<number>`(SELECT count(*) FROM kb_documents d WHERE d.knowledge_base_id = ${knowledgeBases.id})`,
-  chunkCount: sql<number>`(SELECT coalesce(sum(d.chunk_count), 0) FROM kb_documents d WHERE d.knowledge_base_id = ${knowledgeBases.id})`,
-  bytes: sql<number>`(SELECT coalesce(sum(d.bytes), 0) FROM kb_documents d WHERE d.knowledge_base_id = ${knowledgeBases.id})`,
+  documentCount: sql<number>`(SELECT count(*) FROM kb_documents d WHERE d.knowledge_base_id = knowledge_bases.id)`,
+  chunkCount: sql<number>`(SELECT coalesce(sum(d.chunk_count), 0) FROM kb_documents d WHERE d.knowledge_base_id = knowledge_bases.id)`,
+  bytes: sql<number>`(SELECT coalesce(sum(d.bytes), 0) FROM kb_documents d WHERE d.knowledge_base_id = knowledge_bases.id)`,
 };
 
 const readDocument = (query: Queryable, id: string): DocumentRecord | null => {

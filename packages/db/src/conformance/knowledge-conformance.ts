@@ -450,7 +450,9 @@ const searchConformance = (context: ConformanceContext, base: () => KnowledgeBas
     expect(loaded.chunkIds.toSorted()).toEqual([...byId.keys()].toSorted());
     loaded.chunkIds.forEach((id, row) => {
       expect(loaded.documentIds[row]).toBe(byId.get(id)!.documentId);
-      expect(loaded.vectors.slice(row * 4, row * 4 + 4)).toEqual(byId.get(id)!.embedding as Float32Array<ArrayBuffer>);
+      expect(loaded.vectors.slice(row * 4, row * 4 + 4)).toEqual(
+        byId.get(id)!.embedding as Float32Array<ArrayBuffer>,
+      );
     });
     expect((await kb().loadVectors(base().id)).chunkIds).toEqual(loaded.chunkIds);
     expect(loaded.vectors[0]).toBeCloseTo(unitVector(0)[0]!, 6);

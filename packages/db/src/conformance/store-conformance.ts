@@ -18,6 +18,7 @@ import { runConformance } from "./run-conformance.ts";
 import { runHistoryConformance } from "./run-history-conformance.ts";
 import { runListConformance } from "./run-list-conformance.ts";
 import { runPauseConformance } from "./run-pause-conformance.ts";
+import { runRetrievalConformance } from "./run-retrieval-conformance.ts";
 import { tenantConformance } from "./tenant-conformance.ts";
 import { webhookConformance } from "./webhook-conformance.ts";
 
@@ -77,6 +78,7 @@ export const describeStoreConformance = (
     describe("run history", () => runHistoryConformance(context));
     describe("run lists and usage", () => runListConformance(context));
     describe("run steps and pauses", () => runPauseConformance(context));
+    describe("run retrieval and citations", () => runRetrievalConformance(context));
     describe("environments", () => environmentConformance(context));
     describe("webhooks", () => webhookConformance(context));
     describe("leases", () => leaseConformance(context.store));

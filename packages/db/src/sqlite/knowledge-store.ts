@@ -99,7 +99,7 @@ const createStatements = (raw: SqliteContext["raw"]) => ({
   keywordIn: raw.prepare<{ chunkId: string; rank: number }, [string, string, string, number]>(
     `SELECT c.id AS chunkId, f.rank AS rank FROM kb_chunks_fts f JOIN kb_chunks c ON c.seq = f.rowid
      WHERE kb_chunks_fts MATCH ? AND c.knowledge_base_id = ?
-       AND c.document_id IN (SELECT value FROM json_each(?))
+       AND c.document_id IN (SELECT json_each.value FROM json_each(?))
      ORDER BY f.rank LIMIT ?`,
   ),
   generation: raw.prepare<{ generation: number }, [string]>(
@@ -116,7 +116,7 @@ const createStatements = (raw: SqliteContext["raw"]) => ({
     `SELECT c.id AS chunkId, c.document_id AS documentId, d.filename AS filename, c.text AS text,
             d.metadata AS metadata
      FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id
-     WHERE c.knowledge_base_id = ? AND c.id IN (SELECT value FROM json_each(?))`,
+     WHERE c.knowledge_base_id = ? AND c.id IN (SELECT json_each.value FROM json_each(?))`,
   ),
 });
 

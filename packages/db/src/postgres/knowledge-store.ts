@@ -24,7 +24,7 @@ import {
   vectorBytes,
 } from "../shared/knowledge-rules.ts";
 import type { PostgresContext, PostgresDatabase, PostgresQueryable } from "./postgres-context.ts";
-import { SQLSTATE, sqlState, withConstraintErrors } from "./postgres-errors.ts";
+import { constraintError, SQLSTATE, sqlState, withConstraintErrors } from "./postgres-errors.ts";
 import { insertDeliveries } from "./run-store.ts";
 
 /** Chunks per INSERT: 7 parameters each, far below the protocol's 65 535. */
@@ -183,7 +183,7 @@ const createKnowledgeBases = ({
     } catch (error) {
       if (sqlState(error) === SQLSTATE.uniqueViolation)
         throw knowledgeBaseConflict(knowledgeBase.slug, error);
-      await withConstraintErrors("knowledge base", () => Promise.reject(error));
+      throw constraintError("knowledge base", error);
     }
   },
 

@@ -9,6 +9,7 @@ import type { ChunkRecord, ClaimedDocument, DocumentRecord, KnowledgeStore } fro
 import { and, asc, desc, eq, getTableColumns, gt, inArray, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { kbDocuments, knowledgeBases } from "../schema/sqlite.ts";
+import { constraintError } from "../shared/constraint-error.ts";
 import { decodeCursor, pageFrom } from "../shared/cursor.ts";
 import {
   documentCursorKey,
@@ -26,7 +27,7 @@ import {
 } from "../shared/knowledge-rules.ts";
 import { insertDeliveries } from "./run-store.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
-import { isUniqueViolation, withConstraintErrors } from "./sqlite-errors.ts";
+import { isForeignKeyViolation, isUniqueViolation, withConstraintErrors } from "./sqlite-errors.ts";
 
 type Queryable = Pick<BunSQLiteDatabase, "select" | "insert" | "update" | "delete">;
 
@@ -266,9 +267,7 @@ const createKnowledgeBases = ({
       db.insert(knowledgeBases).values(knowledgeBaseRow(knowledgeBase)).run();
     } catch (error) {
       if (isUniqueViolation(error)) throw knowledgeBaseConflict(knowledgeBase.slug, error);
-      throw withConstraintErrors("knowledge base", () => {
-        throw error;
-      });
+      throw constraintError("knowledge base", isForeignKeyViolation(error) ? "foreign-key" : null, error);
     }
   },
 

@@ -166,8 +166,10 @@ const claim = (
   owner: string,
   leaseUntil: Date,
   now: Date,
-): ClaimedDocument | null =>
-  db.transaction(
+): ClaimedDocument | null => {
+  // An idle poll only reads: the write lock is taken when there is something to claim.
+  if (!statements.nextClaimable.get(now.getTime())) return null;
+  return db.transaction(
     (tx) => {
       const next = statements.nextClaimable.get(now.getTime());
       if (!next) return null;
@@ -195,6 +197,7 @@ const claim = (
     },
     { behavior: "immediate" },
   );
+};
 
 const createSearch = (
   { db }: SqliteContext,

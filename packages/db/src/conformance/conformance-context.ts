@@ -1,5 +1,6 @@
 import type { Store } from "@promptrun/core";
 import type { ManualClock } from "@promptrun/core/testing";
+import type { KnowledgeAtRest } from "./knowledge-fixtures.ts";
 
 /** What each part of the conformance suite sees: the current test's fresh store and its clock. */
 export interface ConformanceContext {
@@ -9,4 +10,6 @@ export interface ConformanceContext {
   clock: ManualClock;
   /** The webhook's encrypted secret as stored, deleted rows included (null: no such row). */
   storedWebhookSecret(id: string): Promise<string | null>;
+  /** Row counts of the knowledge tables and uploads kept (null: the store cannot tell). */
+  knowledgeAtRest(): Promise<KnowledgeAtRest | null>;
 }

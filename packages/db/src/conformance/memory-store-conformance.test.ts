@@ -2,7 +2,15 @@
 import { createMemoryStore } from "@promptrun/core/testing";
 import { describeStoreConformance } from "./store-conformance.ts";
 
-describeStoreConformance("memory", async ({ clock }) => {
-  const store = createMemoryStore({ clock });
-  return { ...store, storedWebhookSecret: async (id) => store.storedWebhookSecret(id) };
-});
+// The memory KnowledgeStore comes with the knowledge service's branch: until it is merged, the
+// knowledge part of the suite is skipped here (it runs on SQLite and Postgres).
+const hasKnowledge = "knowledge" in createMemoryStore();
+
+describeStoreConformance(
+  "memory",
+  async ({ clock }) => {
+    const store = createMemoryStore({ clock });
+    return { ...store, storedWebhookSecret: async (id) => store.storedWebhookSecret(id) };
+  },
+  { knowledge: hasKnowledge },
+);

@@ -6,8 +6,8 @@ import type { RunRecord, Store } from "@promptrun/core";
 import { at } from "@promptrun/core/testing";
 import { type Column, getTableColumns, type Table } from "drizzle-orm";
 
-/** A run as the schema before the run_steps migration stored it: no steps, no pause. */
-export type LegacyRun = Omit<RunRecord, "steps" | "pause">;
+/** A run as the schema before the run_steps migration stored it: no steps, no pause (nor later columns). */
+export type LegacyRun = Omit<RunRecord, "steps" | "pause" | "retrieval" | "citations">;
 
 /** The columns the run_steps migration added (property names of the drizzle schema). */
 const ADDED = new Set(["steps", "requiredAction", "pausedStep", "pauseExpiresAt"]);
@@ -123,9 +123,23 @@ export const testRunStepsMigration = ({
       await database.insertLegacyRuns([pending, completed]);
       const store = await database.openStore();
 
-      expect(await store.runs.getById(pending.id)).toEqual({ ...pending, steps: [], pause: null });
-      expect(await store.runs.getById(completed.id)).toEqual({ ...completed, steps: [], pause: null });
-      expect(await store.runs.listPending()).toEqual([{ ...pending, steps: [], pause: null }]);
+      expect(await store.runs.getById(pending.id)).toEqual({
+        ...pending,
+        steps: [],
+        pause: null,
+        retrieval: [],
+        citations: [],
+      });
+      expect(await store.runs.getById(completed.id)).toEqual({
+        ...completed,
+        steps: [],
+        pause: null,
+        retrieval: [],
+        citations: [],
+      });
+      expect(await store.runs.listPending()).toEqual([
+        { ...pending, steps: [], pause: null, retrieval: [], citations: [] },
+      ]);
       expect((await store.runs.listClaimable(at(10), 10)).map((run) => run.id)).toEqual([pending.id]);
       expect(await store.runs.listExpiredPauses(at(10_000), 10)).toEqual([]);
 

@@ -9,6 +9,8 @@ import { addTenant, at, manualClock, newRun, pushPrompt } from "@promptrun/core/
 import type { ConformanceContext } from "./conformance-context.ts";
 import { consoleSessionConformance } from "./console-session-conformance.ts";
 import { environmentConformance } from "./environment-conformance.ts";
+import { knowledgeConformance } from "./knowledge-conformance.ts";
+import type { KnowledgeAtRest } from "./knowledge-fixtures.ts";
 import { leaseConformance } from "./lease-conformance.ts";
 import { promptConformance } from "./prompt-conformance.ts";
 import { promptOutboxConformance } from "./prompt-outbox-conformance.ts";
@@ -16,6 +18,7 @@ import { runConformance } from "./run-conformance.ts";
 import { runHistoryConformance } from "./run-history-conformance.ts";
 import { runListConformance } from "./run-list-conformance.ts";
 import { runPauseConformance } from "./run-pause-conformance.ts";
+import { runRetrievalConformance } from "./run-retrieval-conformance.ts";
 import { tenantConformance } from "./tenant-conformance.ts";
 import { webhookConformance } from "./webhook-conformance.ts";
 
@@ -24,6 +27,8 @@ export type ConformanceStore = Store & {
   close(): Promise<void>;
   /** The webhook's encrypted secret as stored, deleted rows included (null: no such row). */
   storedWebhookSecret(id: string): Promise<string | null>;
+  /** Row counts of the knowledge tables and uploads kept (SQL stores). */
+  knowledgeAtRest?(): Promise<KnowledgeAtRest>;
 };
 
 /** Opens an empty store using `clock`; its `close` also disposes of whatever the test created. */
@@ -31,7 +36,16 @@ export type OpenConformanceStore = (options: { clock: Clock }) => Promise<Confor
 
 const START = at(100_000);
 
-export const describeStoreConformance = (name: string, openStore: OpenConformanceStore): void => {
+export interface ConformanceOptions {
+  /** false: the store has no `knowledge` part yet, so the knowledge suite is skipped. */
+  knowledge?: boolean;
+}
+
+export const describeStoreConformance = (
+  name: string,
+  openStore: OpenConformanceStore,
+  options: ConformanceOptions = {},
+): void => {
   describe(`${name} store conformance`, () => {
     let current: ConformanceStore | null = null;
     const clock = manualClock(START);
@@ -45,6 +59,7 @@ export const describeStoreConformance = (name: string, openStore: OpenConformanc
         if (!current) throw new Error("no store is open outside a test");
         return current.storedWebhookSecret(id);
       },
+      knowledgeAtRest: async () => (await current?.knowledgeAtRest?.()) ?? null,
     };
 
     beforeEach(async () => {
@@ -63,10 +78,12 @@ export const describeStoreConformance = (name: string, openStore: OpenConformanc
     describe("run history", () => runHistoryConformance(context));
     describe("run lists and usage", () => runListConformance(context));
     describe("run steps and pauses", () => runPauseConformance(context));
+    describe("run retrieval and citations", () => runRetrievalConformance(context));
     describe("environments", () => environmentConformance(context));
     describe("webhooks", () => webhookConformance(context));
     describe("leases", () => leaseConformance(context.store));
     describe("console sessions", () => consoleSessionConformance(context));
+    describe.skipIf(options.knowledge === false)("knowledge bases", () => knowledgeConformance(context));
 
     test("close is idempotent; later creates are refused as unavailable", async () => {
       const store = context.store();

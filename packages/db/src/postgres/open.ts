@@ -6,6 +6,7 @@ import { createConsoleSessionStore } from "./console-session-store.ts";
 import { createEnvironmentStore } from "./environment-store.ts";
 import { createGroupCommit } from "./group-commit.ts";
 import { insertRuns, type RunInsert } from "./insert-runs.ts";
+import { createKnowledgeStore } from "./knowledge-store.ts";
 import { applyPostgresMigrations } from "./migrate.ts";
 import type { PostgresContext, PostgresDatabase } from "./postgres-context.ts";
 import { createPromptStore } from "./prompt-store.ts";
@@ -87,6 +88,7 @@ export const openPostgresStore = async (options: OpenPostgresStoreOptions): Prom
     environments: createEnvironmentStore(context),
     webhooks: createWebhookStore(context),
     consoleSessions: createConsoleSessionStore(context),
+    knowledge: createKnowledgeStore(context),
     close() {
       closing ??= (async () => {
         await creates.close();

@@ -203,10 +203,10 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
       );
     },
 
-    async saveSteps(id, steps) {
+    async saveSteps(id, steps, retrieval) {
       const [row] = await db
         .update(runs)
-        .set({ steps })
+        .set(retrieval === undefined ? { steps } : { steps, retrieval })
         .where(and(eq(runs.id, id), pending))
         .returning({ id: runs.id });
       return row !== undefined;

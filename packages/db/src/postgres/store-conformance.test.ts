@@ -23,6 +23,25 @@ describe.skipIf(!available)("Postgres", () => {
           select encrypted_secret as secret from webhooks where id = ${id}`;
         return row?.secret ?? null;
       },
+      async knowledgeAtRest() {
+        const [row] = await store.client<
+          { bases: number; documents: number; chunks: number; indexed: number; contents: number }[]
+        >`
+          select (select count(*)::int from knowledge_bases) as bases,
+                 (select count(*)::int from kb_documents) as documents,
+                 (select count(*)::int from kb_chunks) as chunks,
+                 (select count(*)::int from kb_chunks where search_vector is not null) as indexed,
+                 (select count(*)::int from kb_documents where content is not null) as contents`;
+        return {
+          rows: {
+            knowledge_bases: row?.bases ?? 0,
+            kb_documents: row?.documents ?? 0,
+            kb_chunks: row?.chunks ?? 0,
+            kb_chunks_indexed: row?.indexed ?? 0,
+          },
+          contents: row?.contents ?? 0,
+        };
+      },
     };
   });
 });

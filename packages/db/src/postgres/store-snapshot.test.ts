@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import type { RunStepRecord, Store, TenantRecord } from "@promptrun/core";
 import { addTenant, at, idempotencyFor, newRun, push } from "@promptrun/core/testing";
+import { addReady, knowledgeBase, newDocument } from "../conformance/knowledge-fixtures.ts";
 import type { SqliteStore } from "../sqlite/open.ts";
 import { openTempStore } from "../sqlite/test-fixtures.ts";
 import { openPostgresStore, type PostgresStore } from "./open.ts";
@@ -138,7 +139,16 @@ const fill = async (store: Store): Promise<{ tenant: TenantRecord; threadId: str
       createdAt: at(50),
     },
   ]);
+  await fillKnowledge(store, tenant.id);
   return { tenant, threadId };
+};
+
+/** A knowledge base with a ready document (chunks, vectors) and a pending one (its upload). */
+const fillKnowledge = async (store: Store, tenantId: string): Promise<void> => {
+  const base = knowledgeBase(tenantId, "docs");
+  await store.knowledge.createKnowledgeBase(base);
+  await addReady(store, base, ["copied chunk one", "copied chunk two"], { metadata: { lang: ["en"] } });
+  await store.knowledge.addDocument(newDocument(base, { createdAt: at(60), externalId: "later" }));
 };
 
 describe.skipIf(!available)("exportAll / importAll", () => {
@@ -172,6 +182,8 @@ describe.skipIf(!available)("exportAll / importAll", () => {
       ]),
     );
     expect(snapshot.webhookEvents).toHaveLength(1);
+    expect(snapshot.kbChunks).toHaveLength(2);
+    expect(snapshot.kbDocuments).toHaveLength(2);
 
     postgres = await openPostgresStore({ url: database.url });
     await importAll(postgres, snapshot);
@@ -186,6 +198,12 @@ describe.skipIf(!available)("exportAll / importAll", () => {
     expect(pending.map((run) => run.metadata)).toEqual([{ z: "1", a: ["2"] }]);
     expect(pending).toEqual(await sqlite.store.runs.listPending());
     expect(pending[0]?.pause?.step).toBe(0);
+    // Knowledge: the keyword index (tsvector) and the vectors answer as in SQLite.
+    const [base] = snapshot.knowledgeBases;
+    expect(await postgres.knowledge.keywordSearch(base!.id, "copied", 5)).toHaveLength(2);
+    expect(await postgres.knowledge.loadVectors(base!.id)).toEqual(
+      await sqlite.store.knowledge.loadVectors(base!.id),
+    );
     const copiedRuns = (await postgres.runs.list(tenant.id, {}, { limit: 10 })).items;
     expect(copiedRuns).toEqual((await sqlite.store.runs.list(tenant.id, {}, { limit: 10 })).items);
     expect(copiedRuns.map((run) => run.steps.length)).toEqual([1, 2, 2]);
@@ -208,6 +226,10 @@ describe.skipIf(!available)("exportAll / importAll", () => {
       const fromPostgres = await exportAll(postgres);
       await importAll(back.store, fromPostgres);
       expect(await exportAll(back.store)).toEqual(fromPostgres);
+      // The FTS5 index was refilled by its triggers.
+      expect(
+        await back.store.knowledge.keywordSearch(fromPostgres.knowledgeBases[0]!.id, "copied", 5),
+      ).toHaveLength(2);
     } finally {
       await back.dispose();
     }

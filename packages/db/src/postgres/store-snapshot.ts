@@ -4,7 +4,7 @@
  * it suits databases that fit in it; the target must be empty.
  */
 import { PromptrunError } from "@promptrun/core";
-import { count as countRows, sql } from "drizzle-orm";
+import { count as countRows, getTableColumns, sql } from "drizzle-orm";
 import { drizzle as drizzleSqlite } from "drizzle-orm/bun-sqlite";
 import type { PgTable } from "drizzle-orm/pg-core";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
@@ -36,12 +36,26 @@ const TABLES = [
   "webhookEvents",
   "webhookDeliveries",
   "webhookAttempts",
+  "knowledgeBases",
+  "kbDocuments",
+  "kbChunks",
 ] as const;
 
 type TableName = (typeof TABLES)[number];
 
+/**
+ * A chunk as both dialects hold it: without SQLite's rowid `seq` (the FTS5 key, renumbered on
+ * import, its triggers refilling the index) and Postgres's generated tsvector.
+ */
+export type SnapshotChunk = Omit<(typeof lite.kbChunks)["$inferSelect"], "seq">;
+
 /** Every row of every table, as drizzle reads them (Dates, parsed JSON, booleans). */
-export type StoreSnapshot = { [K in TableName]: (typeof lite)[K]["$inferSelect"][] };
+export type StoreSnapshot = { [K in Exclude<TableName, "kbChunks">]: (typeof lite)[K]["$inferSelect"][] } & {
+  kbChunks: SnapshotChunk[];
+};
+
+const { seq: _seq, ...liteChunkColumns } = getTableColumns(lite.kbChunks);
+const { searchVector: _searchVector, ...pgChunkColumns } = getTableColumns(pg.kbChunks);
 
 /** Rows per INSERT: under both dialects' parameter limits for the widest table (runs, 32 columns). */
 const CHUNK = 500;
@@ -74,6 +88,13 @@ const exportSqlite = (store: SqliteStore): StoreSnapshot => {
     webhookEvents: all(lite.webhookEvents),
     webhookDeliveries: all(lite.webhookDeliveries),
     webhookAttempts: all(lite.webhookAttempts),
+    knowledgeBases: all(lite.knowledgeBases),
+    kbDocuments: all(lite.kbDocuments),
+    kbChunks: db
+      .select(liteChunkColumns)
+      .from(lite.kbChunks)
+      .orderBy(lite.kbChunks.documentId, lite.kbChunks.ordinal)
+      .all(),
   };
 };
 
@@ -99,6 +120,12 @@ const exportPostgres = async (store: PostgresStore): Promise<StoreSnapshot> => {
         webhookEvents: await tx.select().from(pg.webhookEvents),
         webhookDeliveries: await tx.select().from(pg.webhookDeliveries),
         webhookAttempts: await tx.select().from(pg.webhookAttempts),
+        knowledgeBases: await tx.select().from(pg.knowledgeBases),
+        kbDocuments: await tx.select().from(pg.kbDocuments),
+        kbChunks: await tx
+          .select(pgChunkColumns)
+          .from(pg.kbChunks)
+          .orderBy(pg.kbChunks.documentId, pg.kbChunks.ordinal),
       };
     },
     { isolationLevel: "repeatable read", accessMode: "read only" },
@@ -135,6 +162,9 @@ const importSqlite = (store: SqliteStore, snapshot: StoreSnapshot): void => {
       insert(lite.webhookEvents, snapshot.webhookEvents);
       insert(lite.webhookDeliveries, snapshot.webhookDeliveries);
       insert(lite.webhookAttempts, snapshot.webhookAttempts);
+      insert(lite.knowledgeBases, snapshot.knowledgeBases);
+      insert(lite.kbDocuments, snapshot.kbDocuments);
+      insert(lite.kbChunks, snapshot.kbChunks);
     },
     { behavior: "immediate" },
   );
@@ -166,6 +196,9 @@ const importPostgres = async (store: PostgresStore, snapshot: StoreSnapshot): Pr
     await insert(pg.webhookEvents, snapshot.webhookEvents);
     await insert(pg.webhookDeliveries, snapshot.webhookDeliveries);
     await insert(pg.webhookAttempts, snapshot.webhookAttempts);
+    await insert(pg.knowledgeBases, snapshot.knowledgeBases);
+    await insert(pg.kbDocuments, snapshot.kbDocuments);
+    await insert(pg.kbChunks, snapshot.kbChunks);
     // Messages kept their sequence numbers: later ones must follow them.
     await tx.execute(
       sql`SELECT setval(pg_get_serial_sequence('messages', 'seq'), coalesce((SELECT max(seq) FROM messages), 0) + 1, false)`,

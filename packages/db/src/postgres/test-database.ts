@@ -33,6 +33,9 @@ export const checkPostgres = async (url = TEST_POSTGRES_URL): Promise<boolean> =
 
 /** Every table, referencing ones before the ones they reference (DELETE order). */
 const TABLES_CHILDREN_FIRST = [
+  "kb_chunks",
+  "kb_documents",
+  "knowledge_bases",
   "console_sessions",
   "webhook_attempts",
   "webhook_deliveries",

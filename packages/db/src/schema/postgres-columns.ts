@@ -33,3 +33,9 @@ export const count = (name: string) => integer(name);
 
 /** Fractional numbers (latencies). */
 export const decimal = (name: string) => doublePrecision(name);
+
+/** Bytes (uploads, little-endian float32 vectors), read back as a Buffer. */
+export const bytes = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => "bytea" });
+
+/** A full-text search vector (generated from a text column). */
+export const tsvector = customType<{ data: string; driverData: string }>({ dataType: () => "tsvector" });

@@ -5,7 +5,10 @@
  * (C-collated text, timestamptz(3), json).
  */
 import type {
+  Citation,
   Cost,
+  DocumentMediaType,
+  DocumentStatus,
   FinishReason,
   MemoryPart,
   Metadata,
@@ -13,14 +16,15 @@ import type {
   PromptDefinition,
   RequiredAction,
   RunMemory,
+  RunRetrieval,
   RunStatus,
   TokenUsage,
   WebhookEventType,
 } from "@promptrun/contract";
-import type { RunStepRecord } from "@promptrun/core";
+import type { DocumentCost, RunStepRecord } from "@promptrun/core";
 import { sql } from "drizzle-orm";
 import { bigint, foreignKey, index, pgTable, primaryKey, uniqueIndex } from "drizzle-orm/pg-core";
-import { count, decimal, epochMs, flag, jsonText, text, uuid } from "./postgres-columns.ts";
+import { bytes, count, decimal, epochMs, flag, jsonText, text, tsvector, uuid } from "./postgres-columns.ts";
 
 export const tenants = pgTable("tenants", {
   id: uuid("id").primaryKey(),
@@ -193,6 +197,12 @@ export const runs = pgTable(
      * written once per model call, read with the run.
      */
     steps: jsonText<RunStepRecord[]>("steps").notNull().default(sql`'[]'`),
+    /**
+     * The run's knowledge-base searches and its output's citations (docs/KNOWLEDGE.md). A create
+     * never names them (the column default), so the hot insert is unchanged.
+     */
+    retrieval: jsonText<RunRetrieval[]>("retrieval").notNull().default(sql`'[]'`),
+    citations: jsonText<Citation[]>("citations").notNull().default(sql`'[]'`),
     /** The client tool calls a paused run waits for (contract RequiredAction); NULL unless paused. */
     requiredAction: jsonText<RequiredAction>("required_action"),
     /** The asking step's index while paused, else NULL: the compare-and-set token of a resume or an expiry. */
@@ -441,4 +451,90 @@ export const consoleSessions = pgTable(
   },
   // A key's sessions, newest first: the per-key cap at sign-in.
   (table) => [index("console_sessions_key_idx").on(table.apiKeyId, table.createdAt)],
+);
+
+// ---------------------------------------------------------------- knowledge bases (docs/KNOWLEDGE.md)
+
+export const knowledgeBases = pgTable(
+  "knowledge_bases",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    slug: text("slug").notNull(),
+    description: text("description"),
+    /** `provider:model`; every chunk of the knowledge base is embedded by it. */
+    embeddingModel: text("embedding_model").notNull(),
+    chunkMaxTokens: count("chunk_max_tokens").notNull(),
+    chunkOverlap: count("chunk_overlap").notNull(),
+    /** Bumped in every transaction that adds or removes chunks: the vector index reloads on a change. */
+    vectorGeneration: count("vector_generation").notNull().default(0),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (table) => [uniqueIndex("knowledge_bases_tenant_slug_unique").on(table.tenantId, table.slug)],
+);
+
+/**
+ * Documents, and the durable ingestion queue: pending → processing (leased) → ready | failed.
+ * `content` holds the upload until the document is ready or failed.
+ */
+export const kbDocuments = pgTable(
+  "kb_documents",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    knowledgeBaseId: uuid("knowledge_base_id")
+      .notNull()
+      .references(() => knowledgeBases.id, { onDelete: "cascade" }),
+    externalId: text("external_id"),
+    filename: text("filename").notNull(),
+    mediaType: text("media_type").$type<DocumentMediaType>().notNull(),
+    metadata: jsonText<Metadata>("metadata").notNull(),
+    status: text("status").$type<DocumentStatus>().notNull(),
+    error: text("error"),
+    bytes: count("bytes").notNull(),
+    chunkCount: count("chunk_count").notNull().default(0),
+    tokens: count("tokens").notNull().default(0),
+    cost: jsonText<DocumentCost>("cost"),
+    attempts: count("attempts").notNull().default(0),
+    content: bytes("content"),
+    leaseOwner: text("lease_owner"),
+    leaseUntil: epochMs("lease_until"),
+    createdAt: epochMs("created_at").notNull(),
+    readyAt: epochMs("ready_at"),
+  },
+  (table) => [
+    // The ingestion claim: the oldest pending (or expired processing) document.
+    index("kb_documents_claim_idx").on(table.status, table.createdAt),
+    index("kb_documents_kb_created_idx").on(table.knowledgeBaseId, table.createdAt, table.id),
+    uniqueIndex("kb_documents_external_id_unique")
+      .on(table.knowledgeBaseId, table.externalId)
+      .where(sql`${table.externalId} IS NOT NULL`),
+  ],
+);
+
+/** Chunks of ready documents with their float32 vectors (little-endian) and full-text vector. */
+export const kbChunks = pgTable(
+  "kb_chunks",
+  {
+    id: uuid("id").primaryKey(),
+    knowledgeBaseId: uuid("knowledge_base_id").notNull(),
+    documentId: uuid("document_id")
+      .notNull()
+      .references(() => kbDocuments.id, { onDelete: "cascade" }),
+    ordinal: count("ordinal").notNull(),
+    text: text("text").notNull(),
+    tokens: count("tokens").notNull(),
+    embedding: bytes("embedding").notNull(),
+    searchVector: tsvector("search_vector").generatedAlwaysAs(sql`to_tsvector('english', "text")`),
+  },
+  (table) => [
+    // loadVectors' stable order, and the cascade from kb_documents.
+    index("kb_chunks_kb_document_idx").on(table.knowledgeBaseId, table.documentId, table.ordinal),
+    index("kb_chunks_document_idx").on(table.documentId),
+    index("kb_chunks_search_idx").using("gin", table.searchVector),
+  ],
 );

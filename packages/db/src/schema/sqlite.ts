@@ -4,7 +4,10 @@
  * JSON documents text; the column helpers in ./sqlite-columns.ts hold those choices.
  */
 import type {
+  Citation,
   Cost,
+  DocumentMediaType,
+  DocumentStatus,
   FinishReason,
   MemoryPart,
   Metadata,
@@ -12,13 +15,15 @@ import type {
   PromptDefinition,
   RequiredAction,
   RunMemory,
+  RunRetrieval,
   RunStatus,
   TokenUsage,
   WebhookEventType,
 } from "@promptrun/contract";
-import type { RunStepRecord } from "@promptrun/core";
+import type { DocumentCost, RunStepRecord } from "@promptrun/core";
 import { sql } from "drizzle-orm";
 import {
+  blob,
   foreignKey,
   index,
   integer,
@@ -200,6 +205,12 @@ export const runs = sqliteTable(
      * written once per model call, read with the run.
      */
     steps: jsonText<RunStepRecord[]>("steps").notNull().default(sql`'[]'`),
+    /**
+     * The run's knowledge-base searches and its output's citations (docs/KNOWLEDGE.md). A create
+     * never names them (the column default), so the hot insert is unchanged.
+     */
+    retrieval: jsonText<RunRetrieval[]>("retrieval").notNull().default(sql`'[]'`),
+    citations: jsonText<Citation[]>("citations").notNull().default(sql`'[]'`),
     /** The client tool calls a paused run waits for (contract RequiredAction); NULL unless paused. */
     requiredAction: jsonText<RequiredAction>("required_action"),
     /** The asking step's index while paused, else NULL: the compare-and-set token of a resume or an expiry. */
@@ -437,4 +448,94 @@ export const consoleSessions = sqliteTable(
   },
   // A key's sessions, newest first: the per-key cap at sign-in.
   (table) => [index("console_sessions_key_idx").on(table.apiKeyId, table.createdAt)],
+);
+
+// ---------------------------------------------------------------- knowledge bases (docs/KNOWLEDGE.md)
+
+export const knowledgeBases = sqliteTable(
+  "knowledge_bases",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    slug: text("slug").notNull(),
+    description: text("description"),
+    /** `provider:model`; every chunk of the knowledge base is embedded by it. */
+    embeddingModel: text("embedding_model").notNull(),
+    chunkMaxTokens: count("chunk_max_tokens").notNull(),
+    chunkOverlap: count("chunk_overlap").notNull(),
+    /** Bumped in every transaction that adds or removes chunks: the vector index reloads on a change. */
+    vectorGeneration: count("vector_generation").notNull().default(0),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (table) => [uniqueIndex("knowledge_bases_tenant_slug_unique").on(table.tenantId, table.slug)],
+);
+
+/**
+ * Documents, and the durable ingestion queue: pending → processing (leased) → ready | failed.
+ * `content` holds the upload until the document is ready or failed.
+ */
+export const kbDocuments = sqliteTable(
+  "kb_documents",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    knowledgeBaseId: uuid("knowledge_base_id")
+      .notNull()
+      .references(() => knowledgeBases.id, { onDelete: "cascade" }),
+    externalId: text("external_id"),
+    filename: text("filename").notNull(),
+    mediaType: text("media_type").$type<DocumentMediaType>().notNull(),
+    metadata: jsonText<Metadata>("metadata").notNull(),
+    status: text("status").$type<DocumentStatus>().notNull(),
+    error: text("error"),
+    bytes: count("bytes").notNull(),
+    chunkCount: count("chunk_count").notNull().default(0),
+    tokens: count("tokens").notNull().default(0),
+    cost: jsonText<DocumentCost>("cost"),
+    attempts: count("attempts").notNull().default(0),
+    content: blob("content", { mode: "buffer" }),
+    leaseOwner: text("lease_owner"),
+    leaseUntil: epochMs("lease_until"),
+    createdAt: epochMs("created_at").notNull(),
+    readyAt: epochMs("ready_at"),
+  },
+  (table) => [
+    // The ingestion claim: the oldest pending (or expired processing) document.
+    index("kb_documents_claim_idx").on(table.status, table.createdAt),
+    index("kb_documents_kb_created_idx").on(table.knowledgeBaseId, table.createdAt, table.id),
+    uniqueIndex("kb_documents_external_id_unique")
+      .on(table.knowledgeBaseId, table.externalId)
+      .where(sql`${table.externalId} IS NOT NULL`),
+  ],
+);
+
+/**
+ * Chunks of ready documents with their float32 vectors (little-endian). `seq` is the rowid the
+ * FTS5 table `kb_chunks_fts` (external content, created in the migration with its triggers)
+ * indexes: an explicit INTEGER PRIMARY KEY, so VACUUM never renumbers it.
+ */
+export const kbChunks = sqliteTable(
+  "kb_chunks",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    id: uuid("id").notNull(),
+    knowledgeBaseId: uuid("knowledge_base_id").notNull(),
+    documentId: uuid("document_id")
+      .notNull()
+      .references(() => kbDocuments.id, { onDelete: "cascade" }),
+    ordinal: count("ordinal").notNull(),
+    text: text("text").notNull(),
+    tokens: count("tokens").notNull(),
+    embedding: blob("embedding", { mode: "buffer" }).notNull(),
+  },
+  (table) => [
+    uniqueIndex("kb_chunks_id_unique").on(table.id),
+    // loadVectors' stable order, and the cascade from kb_documents.
+    index("kb_chunks_kb_document_idx").on(table.knowledgeBaseId, table.documentId, table.ordinal),
+    index("kb_chunks_document_idx").on(table.documentId),
+  ],
 );

@@ -1,4 +1,4 @@
-import type { RequiredAction } from "@promptrun/contract";
+import type { RequiredAction, RunRetrieval } from "@promptrun/contract";
 import type { RunPause, RunRecord, RunResumption, RunStepRecord } from "@promptrun/core";
 
 /**
@@ -29,8 +29,14 @@ export const toRunRecord = ({
 export const NOT_PAUSED = { requiredAction: null, pausedStep: null, pauseExpiresAt: null } as const;
 
 /** What pausing writes: the steps, the pause, and the lease let go (a paused run holds no slot). */
-export const pausedRunChanges = (paused: { steps: RunStepRecord[]; pause: RunPause }) => ({
+export const pausedRunChanges = (paused: {
+  steps: RunStepRecord[];
+  pause: RunPause;
+  retrieval?: RunRetrieval[] | undefined;
+}) => ({
   steps: paused.steps,
+  // Absent keeps what is stored (drizzle skips an undefined value).
+  ...(paused.retrieval === undefined ? {} : { retrieval: paused.retrieval }),
   requiredAction: paused.pause.requiredAction,
   pausedStep: paused.pause.step,
   pauseExpiresAt: paused.pause.expiresAt,

@@ -103,6 +103,9 @@ export const channelHeadCondition = (runs: Table & RunColumns, earlier: RunColum
 export const completedRunChanges = (completion: RunCompletion) => ({
   status: "completed" as const,
   steps: completion.steps,
+  // Retrieval absent keeps what is stored; citations absent are none.
+  ...(completion.retrieval === undefined ? {} : { retrieval: completion.retrieval }),
+  citations: completion.citations ?? [],
   ...NOT_PAUSED,
   output: completion.output,
   outputJson: completion.outputJson ?? null,
@@ -124,6 +127,7 @@ export const completedRunChanges = (completion: RunCompletion) => ({
 export const failedRunChanges = (failure: RunFailure) => ({
   status: "failed" as const,
   ...(failure.steps === undefined ? {} : { steps: failure.steps }),
+  ...(failure.retrieval === undefined ? {} : { retrieval: failure.retrieval }),
   ...NOT_PAUSED,
   error: failure.error,
   finishReason: failure.finishReason ?? null,

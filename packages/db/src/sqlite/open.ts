@@ -8,6 +8,7 @@ import { createDataVersionProbe } from "./data-version.ts";
 import { databasePath, MEMORY_PATH } from "./database-path.ts";
 import { createEnvironmentStore } from "./environment-store.ts";
 import { createGroupCommit } from "./group-commit.ts";
+import { createKnowledgeStore } from "./knowledge-store.ts";
 import { prepareOwnerOnlyDatabaseFile } from "./owner-only-files.ts";
 import { createPromptStore } from "./prompt-store.ts";
 import { createRunStore } from "./run-store.ts";
@@ -86,6 +87,7 @@ export const openSqliteStore = async (options: OpenSqliteStoreOptions): Promise<
       environments: createEnvironmentStore(context),
       webhooks: createWebhookStore(context),
       consoleSessions: createConsoleSessionStore(context),
+      knowledge: createKnowledgeStore(context),
       async close() {
         if (closed) return;
         closed = true;

@@ -102,12 +102,25 @@ const prepareCreateStatements = (raw: Database) => ({
   ),
   complete: raw.prepare<
     { tenant_id: string; thread_id: string; channel: string },
-    [string, string | null, string | null, string | null, string, string, string | null, number, string]
+    [
+      string,
+      string | null,
+      string | null,
+      string | null,
+      string,
+      string,
+      string | null,
+      string | null,
+      string,
+      number,
+      string,
+    ]
   >(
-    // Steps absent keep what saveSteps stored, as in the Postgres store (drizzle skips an
+    // Steps and retrieval absent keep what is stored, as in the Postgres store (drizzle skips an
     // undefined value).
     `UPDATE runs SET status = 'completed', output = ?, output_json = ?, finish_reason = ?,
-       memory_window = ?, token_usage = ?, cost = ?, steps = coalesce(?, steps), error = NULL,
+       memory_window = ?, token_usage = ?, cost = ?, steps = coalesce(?, steps),
+       retrieval = coalesce(?, retrieval), citations = ?, error = NULL,
        finished_at = ?, encrypted_env_vars = NULL, lease_owner = NULL, lease_until = NULL,
        required_action = NULL, paused_step = NULL, pause_expires_at = NULL
      WHERE id = ? AND status = 'pending'
@@ -122,6 +135,7 @@ const prepareCreateStatements = (raw: Database) => ({
       string | null,
       string | null,
       string | null,
+      string | null,
       number,
       string,
       number | null,
@@ -129,7 +143,7 @@ const prepareCreateStatements = (raw: Database) => ({
     ]
   >(
     `UPDATE runs SET status = 'failed', error = ?, finish_reason = ?, memory_window = ?, cost = ?,
-       steps = coalesce(?, steps), finished_at = ?,
+       steps = coalesce(?, steps), retrieval = coalesce(?, retrieval), finished_at = ?,
        encrypted_env_vars = NULL, lease_owner = NULL, lease_until = NULL,
        required_action = NULL, paused_step = NULL, pause_expires_at = NULL
      WHERE id = ? AND status = 'pending' AND (? IS NULL OR paused_step = ?)
@@ -138,6 +152,10 @@ const prepareCreateStatements = (raw: Database) => ({
   /** Once per model call: its own statement, so the JSON is the only value bound. */
   saveSteps: raw.prepare<{ id: string }, [string, string]>(
     "UPDATE runs SET steps = ? WHERE id = ? AND status = 'pending' RETURNING id",
+  ),
+  /** Steps with the run's searches (a retrieval or a knowledge_base tool call happened). */
+  saveStepsAndRetrieval: raw.prepare<{ id: string }, [string, string, string]>(
+    "UPDATE runs SET steps = ?, retrieval = ? WHERE id = ? AND status = 'pending' RETURNING id",
   ),
   insertMessage: raw.prepare<never, [string, string, string, string, string, string, string | null, number]>(
     `INSERT INTO messages (tenant_id, thread_id, channel, run_id, role, content, parts, created_at)
@@ -364,6 +382,8 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
           JSON.stringify(completion.tokenUsage),
           JSON.stringify(completion.cost),
           jsonOrNull(completion.steps),
+          jsonOrNull(completion.retrieval),
+          JSON.stringify(completion.citations ?? []),
           completion.finishedAt.getTime(),
           id,
         );
@@ -393,6 +413,7 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
           jsonOrNull(failure.memoryWindow),
           failure.cost === null ? null : JSON.stringify(failure.cost),
           failure.steps === undefined ? null : JSON.stringify(failure.steps),
+          jsonOrNull(failure.retrieval),
           failure.finishedAt.getTime(),
           id,
           failure.pausedStep ?? null,
@@ -404,9 +425,14 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
       }, ENGINE_WRITE);
     },
 
-    saveSteps(id, steps) {
+    saveSteps(id, steps, retrieval) {
       return groupCommit.submit(
-        () => Boolean(statements.saveSteps.get(JSON.stringify(steps), id)),
+        () =>
+          Boolean(
+            retrieval === undefined
+              ? statements.saveSteps.get(JSON.stringify(steps), id)
+              : statements.saveStepsAndRetrieval.get(JSON.stringify(steps), JSON.stringify(retrieval), id),
+          ),
         ENGINE_WRITE,
       );
     },

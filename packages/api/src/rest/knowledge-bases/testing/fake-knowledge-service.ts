@@ -50,8 +50,8 @@ export function createFakeKnowledgeService(): FakeKnowledgeService {
   const calls: RecordedCall[] = [];
   const uploads: DocumentUpload[] = [];
   const tenancy = (tenantId: string): Tenancy => {
-    let found = tenants.get(tenantId);
-    if (!found) tenants.set(tenantId, (found = { bases: new Map(), documents: new Map() }));
+    const found = tenants.get(tenantId) ?? { bases: new Map(), documents: new Map() };
+    tenants.set(tenantId, found);
     return found;
   };
   const record = (method: keyof KnowledgeService, tenantId: string, ...args: unknown[]) =>

@@ -11,7 +11,13 @@ let fake: FakeKnowledgeService;
 beforeAll(async () => {
   t = await createTestApp({
     api: { maxUploadBytes: MAX_UPLOAD, maxBodyBytes: 1024 },
-    wrapServices: (services) => ({ ...services, knowledge: fake }),
+    // A getter: each test gets a fresh fake.
+    wrapServices: (services) => ({
+      ...services,
+      get knowledge() {
+        return fake;
+      },
+    }),
   });
 });
 afterAll(async () => {
@@ -19,8 +25,6 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   fake = createFakeKnowledgeService();
-  // The app captured `services` at build: swap the fake in place.
-  (t.services as { knowledge: FakeKnowledgeService }).knowledge = fake;
   await fake.create(t.tenants.a, { slug: "docs" });
   fake.calls.length = 0;
 });

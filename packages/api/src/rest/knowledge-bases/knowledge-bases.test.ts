@@ -117,7 +117,7 @@ describe("knowledge bases", () => {
 describe("POST …/documents", () => {
   test("multipart: 202 {id, pending}, Location; file bytes, name, declared type, metadata, externalId", async () => {
     const form = new FormData();
-    form.append("file", new File(["# Title\nbody"], "notes.txt", { type: "text/markdown" }));
+    form.append("file", new File(["# Title\nbody"], "notes.txt", { type: "Text/Markdown; charset=utf-8" }));
     form.append("metadata", JSON.stringify({ team: "support" }));
     form.append("externalId", "ext-1");
     const response = await upload(form);

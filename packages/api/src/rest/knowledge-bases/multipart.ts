@@ -26,7 +26,13 @@ export function declaredPartType(body: Uint8Array, boundary: string, field: stri
     const name = /;\s*name="([^"]*)"/i.exec(disposition)?.[1];
     if (name !== field) continue;
     const type = headers.find((line) => /^content-type:/i.test(line));
-    return type?.slice(type.indexOf(":") + 1).trim() || undefined;
+    // The media type without parameters: clients add `;charset=utf-8` to text parts on their own.
+    const essence = type
+      ?.slice(type.indexOf(":") + 1)
+      .split(";", 1)[0]
+      ?.trim()
+      .toLowerCase();
+    return essence || undefined;
   }
   return undefined;
 }

@@ -70,7 +70,7 @@ async function multipartUpload(body: Uint8Array, contentType: string): Promise<D
   return {
     content: new Uint8Array(await file.arrayBuffer()),
     filename: file.name,
-    ...(declared !== undefined && !GENERIC_TYPES.has(declared.toLowerCase()) ? { mediaType: declared } : {}),
+    ...(declared !== undefined && !GENERIC_TYPES.has(declared) ? { mediaType: declared } : {}),
     ...(form.has("metadata") ? { metadata: parseMetadataField(textField(form, "metadata")) } : {}),
     ...(externalId !== undefined ? { externalId } : {}),
   };

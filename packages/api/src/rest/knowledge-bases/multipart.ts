@@ -45,7 +45,10 @@ export async function parseFormData(body: Uint8Array, contentType: string): Prom
     throw invalid("multipart/form-data needs a boundary parameter in its Content-Type");
   }
   try {
-    return await new Response(body, { headers: { "content-type": contentType } }).formData();
+    // Read bodies are plain ArrayBuffer-backed (the cast satisfies the DOM typing of BodyInit).
+    return await new Response(body as Uint8Array<ArrayBuffer>, {
+      headers: { "content-type": contentType },
+    }).formData();
   } catch {
     throw invalid("malformed multipart/form-data body: send the fields file, metadata (JSON) and externalId");
   }

@@ -105,7 +105,10 @@ test("a chunked upload without Content-Length is cut off at the limit with 413",
   ]);
   const limit = 1024 * 1024 * 8; // never reached: the server answers long before
   let total = 0;
-  const { reply, sent } = await rawExchange(head, () => ((total += frame.byteLength) > limit ? null : frame));
+  const { reply, sent } = await rawExchange(head, () => {
+    total += frame.byteLength;
+    return total > limit ? null : frame;
+  });
   expect(reply).toStartWith("HTTP/1.1 413");
   expect(sent).toBeGreaterThan(MAX_UPLOAD + UPLOAD_ENVELOPE_BYTES);
   expect(sent).toBeLessThan(limit);

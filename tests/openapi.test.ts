@@ -181,6 +181,8 @@ test("the document lists every webhook event with the Standard Webhooks headers"
     document as unknown as { webhooks: Record<string, { post: { parameters: { name: string }[] } }> }
   ).webhooks;
   expect(Object.keys(webhooks).sort()).toEqual([
+    "document.failed",
+    "document.ready",
     "prompt.tag.moved",
     "prompt.version.created",
     "run.completed",

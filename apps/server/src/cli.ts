@@ -9,6 +9,7 @@ import { PromptrunError } from "@promptrun/core";
 import { type Command, type CommandTable, exitProcess, UsageError } from "./cli/command.ts";
 import { databaseCommands } from "./cli/database.ts";
 import { envCommands } from "./cli/envs.ts";
+import { knowledgeBaseCommands } from "./cli/knowledge-bases.ts";
 import { promptCommands } from "./cli/prompts.ts";
 import { serve } from "./cli/serve.ts";
 import { keyCommands, tenantCommands } from "./cli/tenants.ts";
@@ -32,6 +33,12 @@ const USAGE = `Usage: promptrun <command> [--json]
   webhooks list <tenantId>
   webhooks attempts <tenantId> [--webhook <id>] [--run <id>]
   webhooks redeliver <tenantId> <deliveryId>
+  kb create <slug> --tenant <id> [--embedding-model provider:model]
+            [--max-tokens n [--overlap n]] [--description text]
+  kb list --tenant <id>
+  kb add <slug> <files…> --tenant <id> [--metadata json] [--external-id id]
+  kb search <slug> <query> --tenant <id> [--top-k n] [--mode hybrid|vector|keyword]
+  kb rm <slug> --tenant <id>                    delete it with its documents and chunks
   secrets rotate                                re-encrypt stored secrets under PROMPTRUN_SECRET
                                                 (old secret in PROMPTRUN_PREVIOUS_SECRETS)
   db copy --from <url> --to <url>               copy a whole database into an empty one
@@ -48,6 +55,7 @@ const COMMANDS = new Map<string, Command>(
     ...promptCommands,
     ...envCommands,
     ...webhookCommands,
+    ...knowledgeBaseCommands,
   } satisfies CommandTable),
 );
 
@@ -65,6 +73,14 @@ const { values: flags, positionals } = (() => {
         run: { type: "string" },
         from: { type: "string" },
         to: { type: "string" },
+        description: { type: "string" },
+        "embedding-model": { type: "string" },
+        "max-tokens": { type: "string" },
+        overlap: { type: "string" },
+        metadata: { type: "string" },
+        "external-id": { type: "string" },
+        "top-k": { type: "string" },
+        mode: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     });

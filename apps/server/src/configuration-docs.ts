@@ -120,6 +120,21 @@ const rows: ConfigurationRow[] = [
       "largest request body: create-run over REST and every tRPC call (1 KiB – 1 GiB); a larger one is `413`. Large image and file inputs go as https URLs, not data: URLs",
   },
   {
+    variables: ["PROMPTRUN_MAX_UPLOAD_BYTES"],
+    notes: { PROMPTRUN_MAX_UPLOAD_BYTES: "20 MiB" },
+    meaning:
+      "largest document uploaded to a knowledge base (instead of `PROMPTRUN_MAX_BODY_BYTES` on that route); a larger one is `413`, refused by its Content-Length before it is read (see [docs/KNOWLEDGE.md](docs/KNOWLEDGE.md))",
+  },
+  {
+    variables: ["PROMPTRUN_EMBEDDING_MODEL"],
+    meaning:
+      "`provider:model` embedding a knowledge base created without `embeddingModel`; `dev:hash` is built in (local, keyless, for demos and tests)",
+  },
+  {
+    variables: ["PROMPTRUN_INGEST_CONCURRENCY"],
+    meaning: "documents each instance extracts, chunks and embeds at once (background ingestion)",
+  },
+  {
     variables: ["PROMPTRUN_MAX_OUTPUT_BYTES"],
     notes: { PROMPTRUN_MAX_OUTPUT_BYTES: "4 MiB" },
     meaning: "UTF-8 bytes of a run's output; past it the run fails (not retried)",

@@ -57,6 +57,36 @@ describe("parseEnvironment", () => {
       );
   });
 
+  test("knowledge bases: upload limit (engine and transport), embedding model, ingest concurrency", () => {
+    const defaults = parseEnvironment({});
+    expect(defaults.engine.knowledge).toMatchObject({
+      maxUploadBytes: 20 * 1024 * 1024,
+      defaultEmbeddingModel: "dev:hash",
+      ingestConcurrency: 2,
+    });
+    expect(defaults.api.maxUploadBytes).toBe(20 * 1024 * 1024);
+    const set = parseEnvironment({
+      PROMPTRUN_MAX_UPLOAD_BYTES: "1048576",
+      PROMPTRUN_EMBEDDING_MODEL: "openai:text-embedding-3-small",
+      PROMPTRUN_INGEST_CONCURRENCY: "4",
+    });
+    expect(set.engine.knowledge).toMatchObject({
+      maxUploadBytes: 1_048_576,
+      defaultEmbeddingModel: "openai:text-embedding-3-small",
+      ingestConcurrency: 4,
+    });
+    expect(set.api.maxUploadBytes).toBe(1_048_576);
+    expect(() => parseEnvironment({ PROMPTRUN_EMBEDDING_MODEL: "hash" })).toThrow(
+      "PROMPTRUN_EMBEDDING_MODEL",
+    );
+    expect(() => parseEnvironment({ PROMPTRUN_INGEST_CONCURRENCY: "0" })).toThrow(
+      "PROMPTRUN_INGEST_CONCURRENCY",
+    );
+    expect(() => parseEnvironment({ PROMPTRUN_MAX_UPLOAD_BYTES: "10" })).toThrow(
+      "PROMPTRUN_MAX_UPLOAD_BYTES",
+    );
+  });
+
   test("scale-out settings: Postgres and Redis URLs, lease length, key prefix", () => {
     const config = parseEnvironment({
       DATABASE_URL: "postgres://promptrun:secret@db:5432/promptrun",

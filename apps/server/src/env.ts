@@ -17,6 +17,12 @@ import {
 } from "@promptrun/core";
 import { z } from "zod";
 
+/** `provider:model` (the contract's embeddingModelRefSchema; the service checks the provider exists). */
+const embeddingModelRef = z
+  .string()
+  .max(200)
+  .regex(/^[a-z0-9][a-z0-9\-_]*:[^\s]+$/, "must be provider:model, e.g. openai:text-embedding-3-small");
+
 const booleanString = z
   .enum(["true", "false", "1", "0", "yes", "no"])
   .transform((value) => value === "true" || value === "1" || value === "yes");
@@ -137,6 +143,9 @@ export const environmentDefaults = {
   PROMPTRUN_ALLOW_PRIVATE_URLS: booleanText(engineDefaults.allowPrivateUrls),
   PROMPTRUN_PING_INTERVAL_MS: String(defaultApiConfig.pingIntervalMs),
   PROMPTRUN_MAX_BODY_BYTES: String(defaultApiConfig.maxBodyBytes),
+  PROMPTRUN_MAX_UPLOAD_BYTES: String(engineDefaults.knowledge.maxUploadBytes),
+  PROMPTRUN_EMBEDDING_MODEL: engineDefaults.knowledge.defaultEmbeddingModel,
+  PROMPTRUN_INGEST_CONCURRENCY: String(engineDefaults.knowledge.ingestConcurrency),
   PROMPTRUN_REPLAY_BUFFER_SECONDS: String(engineDefaults.replayBufferSeconds),
   PROMPTRUN_TOOL_TIMEOUT_MS: String(engineDefaults.tools.timeoutMs),
   PROMPTRUN_TOOL_MAX_RESPONSE_BYTES: String(engineDefaults.tools.maxResponseBytes),
@@ -190,6 +199,12 @@ export const environmentSchema = z.object({
     .min(1_024)
     .max(1_073_741_824)
     .prefault(byDefault.PROMPTRUN_MAX_BODY_BYTES),
+  PROMPTRUN_MAX_UPLOAD_BYTES: positiveInt
+    .min(1_024)
+    .max(1_073_741_824)
+    .prefault(byDefault.PROMPTRUN_MAX_UPLOAD_BYTES),
+  PROMPTRUN_EMBEDDING_MODEL: embeddingModelRef.prefault(byDefault.PROMPTRUN_EMBEDDING_MODEL),
+  PROMPTRUN_INGEST_CONCURRENCY: positiveInt.max(64).prefault(byDefault.PROMPTRUN_INGEST_CONCURRENCY),
   PROMPTRUN_REPLAY_BUFFER_SECONDS: positiveInt.prefault(byDefault.PROMPTRUN_REPLAY_BUFFER_SECONDS),
   PROMPTRUN_TOOL_TIMEOUT_MS: positiveInt.max(600_000).prefault(byDefault.PROMPTRUN_TOOL_TIMEOUT_MS),
   PROMPTRUN_TOOL_MAX_RESPONSE_BYTES: positiveInt
@@ -338,6 +353,12 @@ export function parseEnvironment(environment: Record<string, string | undefined>
       },
       priceOverrides: env.PROMPTRUN_PRICES ?? engineDefaults.priceOverrides,
       replayBufferSeconds: env.PROMPTRUN_REPLAY_BUFFER_SECONDS,
+      knowledge: {
+        ...engineDefaults.knowledge,
+        maxUploadBytes: env.PROMPTRUN_MAX_UPLOAD_BYTES,
+        defaultEmbeddingModel: env.PROMPTRUN_EMBEDDING_MODEL,
+        ingestConcurrency: env.PROMPTRUN_INGEST_CONCURRENCY,
+      },
       tools: {
         ...engineDefaults.tools,
         timeoutMs: env.PROMPTRUN_TOOL_TIMEOUT_MS,
@@ -356,6 +377,7 @@ export function parseEnvironment(environment: Record<string, string | undefined>
     },
     api: {
       maxBodyBytes: env.PROMPTRUN_MAX_BODY_BYTES,
+      maxUploadBytes: env.PROMPTRUN_MAX_UPLOAD_BYTES,
       maxJsonDepth: defaultApiConfig.maxJsonDepth,
       subscriberBufferBytes: defaultApiConfig.subscriberBufferBytes,
       pingIntervalMs: env.PROMPTRUN_PING_INTERVAL_MS,

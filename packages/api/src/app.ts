@@ -23,6 +23,7 @@ import { cancelRunHandler } from "./rest/cancel-run.ts";
 import { createRunHandler } from "./rest/create-run.ts";
 import { createStreamTokenHandler } from "./rest/create-stream-token.ts";
 import { getRunHandler } from "./rest/get-run.ts";
+import { knowledgeBaseRoutes } from "./rest/knowledge-bases/routes.ts";
 import { listRunsHandler } from "./rest/list-runs.ts";
 import { deleteTagHandler, setTagHandler, tagHistoryHandler } from "./rest/prompt-tags.ts";
 import { pushPromptHandler } from "./rest/prompts-push.ts";
@@ -188,6 +189,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
     .add("GET", "/metrics", (request) => metricsResponse(metrics, appDeps, request))
     .add("*", "/trpc/*", (request) => trpc(request))
     .add("GET", "/stream/:thread", cappedStream);
+  for (const [method, pattern, handler] of knowledgeBaseRoutes) router.add(method, pattern, rest(handler));
   if (deps.config.console !== undefined) {
     // Off (no console config): these paths are unknown routes, 404 (docs/console.md).
     const assets = createConsoleAssetsHandler(deps.config.console.distDir);

@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_UPLOAD_BYTES } from "@promptrun/contract";
 import type { PromptrunServices } from "@promptrun/core";
 import type { ApiMetrics } from "./metrics/metrics-registry.ts";
 
@@ -16,6 +17,11 @@ export interface ApiConfig {
   publicUrl: string;
   /** Bytes; larger bodies get 413 before parsing. */
   maxBodyBytes: number;
+  /**
+   * Bytes of one uploaded document (PROMPTRUN_MAX_UPLOAD_BYTES, the engine's
+   * `knowledge.maxUploadBytes`): the upload route's own limit instead of maxBodyBytes.
+   */
+  maxUploadBytes: number;
   /** Maximum JSON nesting depth accepted in a body. */
   maxJsonDepth: number;
   pingIntervalMs: number;
@@ -40,6 +46,7 @@ export interface ConsoleConfig {
 export const defaultApiConfig: ApiConfig = {
   publicUrl: "http://127.0.0.1:3000",
   maxBodyBytes: 1_048_576,
+  maxUploadBytes: DEFAULT_MAX_UPLOAD_BYTES,
   maxJsonDepth: 64,
   pingIntervalMs: 5_000,
   subscriberBufferBytes: 1_048_576,

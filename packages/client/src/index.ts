@@ -1,4 +1,5 @@
 export * from "./api-error.ts";
+export * from "./knowledge-bases.ts";
 export * from "./prompt-tags.ts";
 export * from "./promptrun-client.ts";
 export * from "./prompts.ts";

@@ -19,6 +19,7 @@ import {
 } from "@promptrun/contract";
 import { ApiError } from "./api-error.ts";
 import { delay } from "./delay.ts";
+import { createKnowledgeBasesClient, type KnowledgeBasesClient } from "./knowledge-bases.ts";
 import { createPromptTagCalls, type PromptTagCalls } from "./prompt-tags.ts";
 import { createPromptsClient, type PromptsClient } from "./prompts.ts";
 import type { PromptCacheOptions } from "./prompts-cache.ts";
@@ -139,6 +140,11 @@ export interface PromptrunClient {
     /** Every page of a list in turn (`for await (const page of client.runs.pages({status: "failed"}))`). */
     pages(options?: ListRunsOptions): AsyncIterable<Page<PromptRun>>;
   };
+  /**
+   * Knowledge bases and their documents (docs/KNOWLEDGE.md): create, list, get, delete;
+   * `documents(slug).add/list/get/delete`, `waitUntilReady` and `search`.
+   */
+  knowledgeBases: KnowledgeBasesClient;
   /** Usage and cost of ended runs created in [from, to), grouped by day, prompt, model or environment. */
   usage(options?: UsageOptions): Promise<UsageResponse>;
   threads: {
@@ -290,5 +296,11 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
     render: createRenderCall(request),
     ...createPromptTagCalls(requester),
   };
-  return { prompts, runs, threads, usage: (usageOptions) => getUsage(request, usageOptions) };
+  return {
+    prompts,
+    runs,
+    threads,
+    knowledgeBases: createKnowledgeBasesClient(requester),
+    usage: (usageOptions) => getUsage(request, usageOptions),
+  };
 }

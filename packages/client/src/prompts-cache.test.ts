@@ -17,6 +17,7 @@ const version = (number: number): PromptVersion => ({
   toolChoice: null,
   maxSteps: null,
   toolTimeoutSeconds: null,
+  retrieval: null,
   description: null,
   tags: [],
   createdAt: "2026-01-01T00:00:00.000Z",

@@ -6,7 +6,10 @@ export type FetchFunction = (input: string | URL | Request, init?: RequestInit) 
 
 /** What one REST call may carry besides its method and path. */
 export interface RestRequestInit {
+  /** Sent as JSON. */
   body?: unknown;
+  /** Sent as multipart/form-data instead of `body` (fetch writes the boundary). */
+  form?: FormData;
   headers?: Record<string, string>;
   signal?: AbortSignal | undefined;
 }
@@ -40,12 +43,13 @@ export function createRestRequester(options: {
   const send: RestRequester["send"] = async (method, path, init = {}) => {
     const headers: Record<string, string> = { accept: "application/json", ...init.headers };
     if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-    if (init.body !== undefined) headers["content-type"] = "application/json";
+    if (init.body !== undefined && init.form === undefined) headers["content-type"] = "application/json";
+    const body = init.form ?? (init.body === undefined ? null : JSON.stringify(init.body));
     try {
       return await options.fetch(`${baseUrl}${path}`, {
         method,
         headers,
-        body: init.body === undefined ? null : JSON.stringify(init.body),
+        body,
         signal: init.signal ?? null,
       });
     } catch (error) {

@@ -2,9 +2,14 @@ import { ApiError, type ToolOutput } from "@promptrun/client";
 import {
   type CreateRunResponse,
   createRunResponseSchema,
+  type KnowledgeDocument,
+  knowledgeDocumentSchema,
   type PromptRun,
   promptRunSchema,
+  type SearchRequest,
+  type SearchResponse,
   type StreamTokenResponse,
+  searchResponseSchema,
   streamTokenResponseSchema,
 } from "@promptrun/contract";
 import type { z } from "zod";
@@ -30,6 +35,21 @@ export interface PromptrunBackend {
     toolOutputs: ToolOutput[],
     options?: { signal?: AbortSignal },
   ): Promise<CreateRunResponse>;
+  /**
+   * Searches a knowledge base (the backend calls `POST /api/v1/knowledge-bases/{kb}/search` with
+   * its API key, after checking the user may). Needed by `useKnowledgeSearch`.
+   */
+  searchKnowledge?(
+    knowledgeBase: string,
+    request: SearchRequest,
+    options?: { signal?: AbortSignal },
+  ): Promise<SearchResponse>;
+  /** Reads a document of a knowledge base (its ingestion status). Needed by `useDocument`. */
+  getDocument?(
+    knowledgeBase: string,
+    id: string,
+    options?: { signal?: AbortSignal },
+  ): Promise<KnowledgeDocument>;
 }
 
 /** Paths of the app's backend routes, relative to `baseUrl`. */
@@ -42,6 +62,10 @@ export interface BackendPaths {
   run: (id: string) => string;
   /** `POST {toolOutputs}` → `{id, thread}`. Default `/runs/<id>/tool-outputs`. */
   toolOutputs: (id: string) => string;
+  /** `POST <SearchRequest>` → SearchResponse. Default `/knowledge-bases/<kb>/search`. */
+  knowledgeSearch: (knowledgeBase: string) => string;
+  /** `GET` → KnowledgeDocument. Default `/knowledge-bases/<kb>/documents/<id>`. */
+  document: (knowledgeBase: string, id: string) => string;
 }
 
 /** Options of {@link createBackend}. */
@@ -59,6 +83,9 @@ const defaultPaths: BackendPaths = {
   createRun: "/chat",
   run: (id) => `/runs/${encodeURIComponent(id)}`,
   toolOutputs: (id) => `/runs/${encodeURIComponent(id)}/tool-outputs`,
+  knowledgeSearch: (knowledgeBase) => `/knowledge-bases/${encodeURIComponent(knowledgeBase)}/search`,
+  document: (knowledgeBase, id) =>
+    `/knowledge-bases/${encodeURIComponent(knowledgeBase)}/documents/${encodeURIComponent(id)}`,
 };
 
 /**
@@ -113,5 +140,9 @@ export function createBackend(options: CreateBackendOptions): PromptrunBackend {
     getRun: (id, callOptions) => call("GET", paths.run(id), promptRunSchema, undefined, callOptions?.signal),
     submitToolOutputs: (runId, toolOutputs, callOptions) =>
       call("POST", paths.toolOutputs(runId), createRunResponseSchema, { toolOutputs }, callOptions?.signal),
+    searchKnowledge: (knowledgeBase, request, callOptions) =>
+      call("POST", paths.knowledgeSearch(knowledgeBase), searchResponseSchema, request, callOptions?.signal),
+    getDocument: (knowledgeBase, id, callOptions) =>
+      call("GET", paths.document(knowledgeBase, id), knowledgeDocumentSchema, undefined, callOptions?.signal),
   };
 }

@@ -6,5 +6,6 @@ export * from "./run-query-key.ts";
 export * from "./thread-state.ts";
 export * from "./use-chat.ts";
 export * from "./use-create-run.ts";
+export * from "./use-knowledge.ts";
 export * from "./use-run.ts";
 export * from "./use-thread-stream.ts";

@@ -25,6 +25,17 @@ const fold = (envelopes: StreamEnvelope[], from: ThreadStreamState = initialThre
   envelopes.reduce((state, envelope) => threadStreamReducer(state, { type: "event", envelope }), from);
 
 describe("threadStreamReducer", () => {
+  test("run.retrieval leaves the run's text alone and moves lastEventId", () => {
+    const retrieval: StreamEnvelope = {
+      type: "run.retrieval",
+      id: "9",
+      data: { runId, knowledgeBase: "handbook", query: "refunds", chunks: [] },
+    };
+    const state = fold([started(1), token(0, "Hi"), retrieval]);
+    expect(state.runs[runId]?.text).toBe("Hi");
+    expect(state.lastEventId).toBe("9");
+  });
+
   test("appends tokens in order and ignores replayed duplicates", () => {
     const state = fold([started(1), token(0, "Hel"), token(1, "lo"), token(1, "lo"), token(0, "Hel")]);
     expect(state.runs[runId]?.text).toBe("Hello");

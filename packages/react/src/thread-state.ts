@@ -285,6 +285,9 @@ function foldRunEvent(runs: ThreadStreamState["runs"], envelope: RunEnvelope): R
     }
     case "run.completed":
       return onCompleted(known, envelope.data);
+    case "run.retrieval":
+      // The chunks a run retrieved are on the run itself (`retrieval`, `citations`: useRun).
+      return null;
     case "run.failed": {
       const { runId, error, cost, finishedAt } = envelope.data;
       const run = known ?? newRun(runId, "default");

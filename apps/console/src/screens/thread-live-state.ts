@@ -64,6 +64,8 @@ function detailOf(event: StreamEnvelope): string {
       return `${event.data.name}${event.data.isError ? " failed" : " answered"}`;
     case "run.requires_action":
       return `waiting for ${event.data.requiredAction.toolCalls.map((call) => call.name).join(", ")}`;
+    case "run.retrieval":
+      return `${event.data.chunks.length} chunks from ${event.data.knowledgeBase} for "${event.data.query}"`;
   }
 }
 

@@ -7,6 +7,8 @@ export const webhookEvents: Record<WebhookEventType, string> = {
   "run.requires_action": "a run of this environment paused for client tool outputs (once per pause)",
   "prompt.version.created": "a push created a prompt version (any environment)",
   "prompt.tag.moved": "a tag now points at another version (any environment)",
+  "document.ready": "a knowledge base document finished ingesting (any environment)",
+  "document.failed": "a knowledge base document could not be ingested (any environment)",
 };
 
 export const webhookEventTypes = Object.keys(webhookEvents) as WebhookEventType[];

@@ -14,6 +14,14 @@ export interface CliFlags {
   run?: string | undefined;
   from?: string | undefined;
   to?: string | undefined;
+  description?: string | undefined;
+  "embedding-model"?: string | undefined;
+  "max-tokens"?: string | undefined;
+  overlap?: string | undefined;
+  metadata?: string | undefined;
+  "external-id"?: string | undefined;
+  "top-k"?: string | undefined;
+  mode?: string | undefined;
 }
 
 export interface CommandContext {

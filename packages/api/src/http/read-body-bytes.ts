@@ -1,15 +1,25 @@
 import { invalid, PromptrunError } from "@promptrun/core";
 import { isServerFramed } from "./server-framed.ts";
 
-const tooLarge = (maxBytes: number) =>
-  new PromptrunError("payload_too_large", `request body exceeds ${maxBytes} bytes`);
+const defaultTooLargeMessage = (maxBytes: number) => `request body exceeds ${maxBytes} bytes`;
+
+export interface ReadBodyOptions {
+  /** The 413's message (an upload names its own limit and setting). */
+  tooLargeMessage?: string;
+}
 
 /**
  * Reads the whole body, refusing more than `maxBytes`: a larger Content-Length is refused before
  * reading, and the bytes are counted while streaming (Content-Length may lie or be absent), so
  * reading stops at the first chunk past the limit instead of buffering a huge body.
  */
-export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+export async function readBodyBytes(
+  request: Request,
+  maxBytes: number,
+  options: ReadBodyOptions = {},
+): Promise<Uint8Array> {
+  const tooLarge = (limit: number) =>
+    new PromptrunError("payload_too_large", options.tooLargeMessage ?? defaultTooLargeMessage(limit));
   const declared = request.headers.get("content-length");
   if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared.trim()) > maxBytes) {
     throw tooLarge(maxBytes);

@@ -17,6 +17,40 @@ const operation = (path: string, method: string): Operation => json.paths[path][
 
 const expectedStatuses: Array<[string, string, string, string[]]> = [
   [
+    "/api/v1/knowledge-bases",
+    "post",
+    "create_knowledge_base",
+    ["201", "400", "401", "403", "405", "409", "413", "415", "500"],
+  ],
+  ["/api/v1/knowledge-bases", "get", "list_knowledge_bases", ["200", "400", "401", "405", "500"]],
+  ["/api/v1/knowledge-bases/{kb}", "get", "get_knowledge_base", ["200", "401", "404", "405", "500"]],
+  ["/api/v1/knowledge-bases/{kb}", "delete", "delete_knowledge_base", ["204", "401", "404", "405", "500"]],
+  [
+    "/api/v1/knowledge-bases/{kb}/documents",
+    "post",
+    "add_document",
+    ["202", "400", "401", "403", "404", "405", "413", "415", "500"],
+  ],
+  [
+    "/api/v1/knowledge-bases/{kb}/documents",
+    "get",
+    "list_documents",
+    ["200", "400", "401", "404", "405", "500"],
+  ],
+  ["/api/v1/knowledge-bases/{kb}/documents/{id}", "get", "get_document", ["200", "401", "404", "405", "500"]],
+  [
+    "/api/v1/knowledge-bases/{kb}/documents/{id}",
+    "delete",
+    "delete_document",
+    ["204", "401", "404", "405", "500"],
+  ],
+  [
+    "/api/v1/knowledge-bases/{kb}/search",
+    "post",
+    "search_knowledge_base",
+    ["200", "400", "401", "403", "404", "405", "413", "415", "500"],
+  ],
+  [
     "/api/v1/prompts/{slug}/tags/{tag}",
     "put",
     "set_prompt_tag",
@@ -155,6 +189,11 @@ describe("buildOpenApiDocument", () => {
       "/api/v1/prompts/{slug}/{version}": "GET, HEAD",
       "/api/v1/prompts/{slug}/tags/{tag}": "PUT, DELETE",
       "/api/v1/prompts/{slug}/tags/{tag}/history": "GET, HEAD",
+      "/api/v1/knowledge-bases": "GET, HEAD, POST",
+      "/api/v1/knowledge-bases/{kb}": "GET, HEAD, DELETE",
+      "/api/v1/knowledge-bases/{kb}/documents": "GET, HEAD, POST",
+      "/api/v1/knowledge-bases/{kb}/documents/{id}": "GET, HEAD, DELETE",
+      "/api/v1/knowledge-bases/{kb}/search": "POST",
     };
     for (const [path, method] of expectedStatuses) {
       const found = json.paths[path][method];
@@ -198,6 +237,8 @@ describe("buildOpenApiDocument", () => {
         "run.requires_action": "PromptRun",
         "prompt.version.created": "PromptVersionCreatedData",
         "prompt.tag.moved": "PromptTagMovedData",
+        "document.ready": "KnowledgeDocument",
+        "document.failed": "KnowledgeDocument",
       }[type];
       expect(payload.properties.data).toEqual({ $ref: `#/components/schemas/${data}` });
     }
@@ -289,6 +330,8 @@ describe("buildOpenApiDocument", () => {
       requiredAction: null,
       steps: [],
       memory: { messages: 2, dropped: 0 },
+      retrieval: [],
+      citations: [],
     };
     expect(validator.validate("PromptRun", run)).toEqual([]);
     // Responses may gain fields later; clients must not break on them.
@@ -385,6 +428,7 @@ describe("buildOpenApiDocument", () => {
       toolChoice: null,
       maxSteps: null,
       toolTimeoutSeconds: null,
+      retrieval: null,
     };
     expect(validator.validate("PromptVersion", version)).toEqual([]);
     expect(

@@ -8,6 +8,7 @@ import {
   runCompletedEventSchema,
   runFailedEventSchema,
   runRequiresActionEventSchema,
+  runRetrievalEventSchema,
   runStartedEventSchema,
   runStepEventSchema,
   runTokenEventSchema,
@@ -30,6 +31,7 @@ import {
   streamTooManyResponse,
   wwwAuthenticateHeader,
 } from "./error-responses.ts";
+import { knowledgeBasesTag, knowledgeOperations } from "./knowledge-base-operations.ts";
 import {
   completedJsonRunExample,
   promptFileComponent,
@@ -60,6 +62,13 @@ const streamEvents: Array<{ name: string; component: string; schema: z.ZodType; 
     component: "RunStartedEvent",
     schema: runStartedEventSchema,
     description: "A run of the thread started executing (again, with a higher attempt, on a retry).",
+  },
+  {
+    name: "run.retrieval",
+    component: "RunRetrievalEvent",
+    schema: runRetrievalEventSchema,
+    description:
+      "The run searched a knowledge base (its prompt's `retrieval`, before the model's first token, or a `knowledge_base` tool call): the query and the numbered chunks found.",
   },
   {
     name: "run.token",
@@ -216,6 +225,7 @@ const tags = [
       "Signed POSTs (Standard Webhooks) the server sends to the webhooks of an environment when a run ends or waits for tool outputs, and, to webhooks that ask, when a prompt changes.",
   },
   threadsTag,
+  knowledgeBasesTag,
   usageTag,
   { name: "Reference", description: "This document." },
 ];
@@ -271,6 +281,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
         ...tagOperations,
         ...runListOperations,
         ...threadOperations,
+        ...knowledgeOperations,
         "/api/v1/threads/{thread}/stream-token": {
           post: {
             operationId: "create_stream_token",

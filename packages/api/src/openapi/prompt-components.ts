@@ -9,6 +9,7 @@ import {
   promptFileSchema,
   promptVersionSchema,
   providerOptionsSchema,
+  retrievalSpecSchema,
   toolChoiceSchema,
   toolSchema,
 } from "@promptrun/contract";
@@ -31,12 +32,16 @@ const described = {
     description:
       "The AI SDK's provider options keyed by provider (`openai`, `anthropic`, …), passed to the provider as they are.",
   }),
+  retrieval: retrievalSpecSchema.meta({
+    description:
+      "Searches a knowledge base of the tenant before the first model call: `query` is a template over the inputs (e.g. `{{question}}`), `topK` 1–50 (default 5), `mode` and `filter` as in search. The numbered chunks reach the messages as `{{retrieval}}` (`[n] <filename>: <text>`), and the run records them in `retrieval` and the `[n]` markers of its output in `citations`.",
+  }),
 };
 
 /** The tool fields of a prompt (docs/PRODUCT-RULES.md "Tool outputs"), described where they appear. */
 const toolFieldDescriptions = {
   tools:
-    "Tools the model may call: `function` (answered by the caller: the run pauses in `requires_action` until submit_tool_outputs), `http` (one templated request the server makes) and `mcp` (the tools of a remote MCP server, `allowedTools` narrowing them). Names are unique, `^[a-zA-Z0-9_-]{1,64}$`; `parameters` is a JSON Schema (2020-12).",
+    "Tools the model may call: `function` (answered by the caller: the run pauses in `requires_action` until submit_tool_outputs), `http` (one templated request the server makes), `mcp` (the tools of a remote MCP server, `allowedTools` narrowing them) and `knowledge_base` (the server searches a knowledge base of the tenant with the model's `query`; named `search_<slug>` unless `name` is given). Names are unique, `^[a-zA-Z0-9_-]{1,64}$`; `parameters` is a JSON Schema (2020-12).",
   toolChoice: "`auto` (the default), `none`, `required`, or `{name}`: the tool the model must call.",
   maxSteps: `Model calls a run may make, 1–${MAX_MAX_STEPS} (default ${DEFAULT_MAX_STEPS}); a run that needs more fails with \`max steps (N) reached\`.`,
   toolTimeoutSeconds: `Seconds a paused run waits for its tool outputs, at most ${MAX_TOOL_TIMEOUT_SECONDS} (default ${DEFAULT_TOOL_TIMEOUT_SECONDS}); then it fails with \`tool outputs were not submitted before <expiresAt>\`.`,
@@ -50,6 +55,7 @@ export const promptFileComponent = promptFileSchema
     output: described.output.optional(),
     memory: described.memory.optional(),
     providerOptions: described.providerOptions.optional(),
+    retrieval: described.retrieval.optional(),
     tools: z.array(toolSchema).optional().meta({ description: toolFieldDescriptions.tools }),
     toolChoice: toolChoiceSchema.optional().meta({ description: toolFieldDescriptions.toolChoice }),
     maxSteps: maxStepsSchema.optional().meta({ description: toolFieldDescriptions.maxSteps }),
@@ -69,6 +75,7 @@ export const promptVersionComponent = promptVersionSchema
     output: described.output.nullable(),
     memory: described.memory.nullable(),
     providerOptions: described.providerOptions.nullable(),
+    retrieval: described.retrieval.nullable(),
     tools: z.array(toolSchema).meta({ description: toolFieldDescriptions.tools }),
     toolChoice: toolChoiceSchema.nullable().meta({ description: toolFieldDescriptions.toolChoice }),
     maxSteps: maxStepsSchema.nullable().meta({ description: toolFieldDescriptions.maxSteps }),
@@ -126,6 +133,8 @@ export const completedJsonRunExample: PromptRun = {
     },
   ],
   memory: { messages: 0, dropped: 0 },
+  retrieval: [],
+  citations: [],
 };
 
 const pausedAt = "2026-01-01T12:00:00.900Z";

@@ -1,4 +1,5 @@
 import {
+  knowledgeDocumentSchema,
   promptTagMovedDataSchema,
   promptVersionCreatedDataSchema,
   type WebhookEventType,
@@ -70,6 +71,22 @@ const webhookEvents: Array<{
       "A tag of a prompt of the webhook's tenant now points at another version (a push with tags or a tag call; only webhooks that name this event in their `events`); `previousVersion` is null for a new tag.",
     data: promptTagMovedDataSchema,
     timestamp: "When the tag moved.",
+  },
+  {
+    type: "document.ready",
+    component: "DocumentReadyWebhook",
+    description:
+      "A document of a knowledge base of the webhook's tenant finished ingesting and is searchable (any environment; only webhooks that name this event in their `events`); `data` is the document.",
+    data: knowledgeDocumentSchema,
+    timestamp: "When the document became ready.",
+  },
+  {
+    type: "document.failed",
+    component: "DocumentFailedWebhook",
+    description:
+      "A document of a knowledge base of the webhook's tenant could not be ingested (extraction or embedding failed; any environment; only webhooks that name this event in their `events`); `data` is the document with its `error`.",
+    data: knowledgeDocumentSchema,
+    timestamp: "When the document failed.",
   },
 ];
 

@@ -2,6 +2,7 @@ import { createProcedures, createTrpcRoot, type TrpcRootOptions } from "./root.t
 import { createAdminRouter } from "./routers/admin-router.ts";
 import { createEnvironmentRouter } from "./routers/environment-router.ts";
 import { createKeyRouter } from "./routers/key-router.ts";
+import { createKnowledgeBaseRouter } from "./routers/knowledge-base-router.ts";
 import { createPromptRouter } from "./routers/prompt-router.ts";
 import { createRunRouter } from "./routers/run-router.ts";
 import { createThreadRouter } from "./routers/thread-router.ts";
@@ -20,6 +21,7 @@ export function createAppRouter(options: TrpcRootOptions) {
     environment: createEnvironmentRouter(t, procedures),
     webhook: createWebhookRouter(t, procedures),
     key: createKeyRouter(t, procedures),
+    knowledgeBase: createKnowledgeBaseRouter(t, procedures),
     admin: createAdminRouter(t, procedures),
   });
 }

@@ -542,6 +542,8 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
         requiredAction: null,
         steps: [],
         memory: null,
+        retrieval: [],
+        citations: [],
       };
       runs.set(run.id, run);
       void execute(run, script(runRequest));

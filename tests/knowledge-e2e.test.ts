@@ -274,6 +274,35 @@ describe(`knowledge bases end to end (${DIALECT})`, () => {
     }
   });
 
+  test("the demo: acme-docs is seeded from knowledge/demo and ask-docs answers keylessly with citations", async () => {
+    const demo = await listDocuments(server, "acme-docs");
+    expect(demo.map((document) => document.filename).sort()).toEqual([
+      "returns.md",
+      "safety.md",
+      "shipping.md",
+      "warranty.md",
+    ]);
+    for (const document of demo) await waitUntilReady(server, "acme-docs", document.id);
+    expect(await getKnowledgeBase(server, "acme-docs")).toMatchObject({
+      embeddingModel: "dev:hash",
+      documentCount: 4,
+    });
+
+    const client = createPromptrunClient({ baseUrl: server.url, apiKey: server.apiKey });
+    const { id } = await client.runs.create("ask-docs", "production", {
+      inputs: { question: "How many months does the warranty of the Rocket Skates last?" },
+    });
+    const run = await client.runs.wait(id, { intervalMs: 50, timeoutMs: 60_000 });
+    expect(run.status).toBe("completed");
+    expect(run.retrieval[0]?.knowledgeBase).toBe("acme-docs");
+    expect(run.retrieval[0]?.chunks).toHaveLength(3);
+    expect(run.retrieval[0]?.chunks[0]?.filename).toBe("warranty.md");
+    expect(run.output).toContain("[1] warranty.md: ");
+    expect(run.output).toContain("36-month limited warranty");
+    const warranty = demo.find((document) => document.filename === "warranty.md")!;
+    expect(run.citations[0]).toMatchObject({ n: 1, documentId: warranty.id, filename: "warranty.md" });
+  });
+
   test("replacing a document by externalId leaves no stale chunk and the same document count", async () => {
     const oldId = await addTextDocument(server, KB, {
       text: paragraph("The parking garage password is marmalade.", "Cars leave by the north ramp."),

@@ -6,9 +6,14 @@
  * the same text; a search for a document's own word finds exactly its chunks), documents ready
  * before the kill are not ingested again, and each `document.ready` webhook arrives at least once,
  * with one event id however often it is repeated.
+ *
+ * The embedding model is a fake OpenAI-compatible endpoint (the wire level, as provider tests do)
+ * that answers each request after 500 ms until the kill: with dev:hash, ingestion keeps pace with
+ * the uploads and nothing would be left to kill mid-way. After the restart it answers at once.
  */
 import { afterAll, expect, test } from "bun:test";
 import type { KnowledgeDocument } from "@promptrun/contract";
+import { startFakeEmbeddings } from "./support/fake-embeddings.ts";
 import {
   addTextDocument,
   createKnowledgeBase,
@@ -23,6 +28,7 @@ import { addWebhook, startWebhookReceiver } from "./support/webhook-receiver.ts"
 
 const COUNT = 50;
 const CHUNKING = { maxTokens: 512, overlap: 64 };
+const EMBEDDING = "slowemb:v1";
 
 /** A word of letters only, its own to document i (no stemmer changes a word ending in z). */
 const wordOf = (index: number) =>
@@ -42,8 +48,10 @@ const textOf = (index: number) =>
 
 let server: TestServer | undefined;
 const receiver = startWebhookReceiver();
+const embeddings = startFakeEmbeddings(500);
 afterAll(async () => {
   receiver.stop();
+  embeddings.stop();
   await server?.dispose();
 });
 
@@ -62,9 +70,14 @@ async function chunkTables(target: TestServer): Promise<string[]> {
 }
 
 test("SIGKILL mid-ingestion of 50 documents: all end ready, none lost, no duplicate chunk, webhooks at least once", async () => {
-  server = await startServer({ env: { PROMPTRUN_WEBHOOK_RETRY_SCHEDULE: "0.5,0.5,0.5,0.5" } });
+  server = await startServer({
+    env: {
+      PROMPTRUN_WEBHOOK_RETRY_SCHEDULE: "0.5,0.5,0.5,0.5",
+      PROMPTRUN_PROVIDERS: embeddings.provider("slowemb"),
+    },
+  });
   await addWebhook(server, server.tenantId, receiver, ["document.ready"]);
-  await createKnowledgeBase(server, { slug: "crashy", embeddingModel: "dev:hash", chunking: CHUNKING });
+  await createKnowledgeBase(server, { slug: "crashy", embeddingModel: EMBEDDING, chunking: CHUNKING });
   const live = server;
   const ids = await Promise.all(
     Array.from({ length: COUNT }, (_, index) =>
@@ -81,6 +94,7 @@ test("SIGKILL mid-ingestion of 50 documents: all end ready, none lost, no duplic
     readyAtKill = (await listDocuments(server, "crashy")).filter((document) => document.status === "ready");
   }
   await server.kill();
+  embeddings.delayMs = 0;
   expect(readyAtKill.length, "ingestion finished before the kill: make the documents larger").toBeLessThan(
     COUNT,
   );
@@ -98,7 +112,7 @@ test("SIGKILL mid-ingestion of 50 documents: all end ready, none lost, no duplic
     });
 
   // A clean ingestion of the same texts on the restarted server: the chunk counts to expect.
-  await createKnowledgeBase(server, { slug: "clean", embeddingModel: "dev:hash", chunking: CHUNKING });
+  await createKnowledgeBase(server, { slug: "clean", embeddingModel: EMBEDDING, chunking: CHUNKING });
   const cleanIds: string[] = [];
   for (let index = 0; index < COUNT; index++)
     cleanIds.push(

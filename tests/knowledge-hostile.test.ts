@@ -213,6 +213,7 @@ describe(`hostile files (${DIALECT})`, () => {
   );
 
   test("malformed multipart is a 400, and so is a form without its file", async () => {
+    const before = (await getKnowledgeBase(server, KB)).documentCount;
     const garbled = await api(server, DOCUMENTS, {
       method: "POST",
       headers: { "content-type": "multipart/form-data; boundary=xyz" },
@@ -241,7 +242,7 @@ describe(`hostile files (${DIALECT})`, () => {
         )
       ).error,
     ).toContain("metadata");
-    expect((await getKnowledgeBase(server, KB)).documentCount).toBe(1);
+    expect((await getKnowledgeBase(server, KB)).documentCount).toBe(before);
   });
 });
 
@@ -304,6 +305,7 @@ describe(`another tenant's knowledge base (${DIALECT})`, () => {
     api({ url: server.url, apiKey: other.apiKey }, path, init);
 
   test("is not found on every route, and stays untouched", async () => {
+    const before = await getKnowledgeBase(server, KB);
     const form = new FormData();
     form.set("file", new File(["stolen"], "x.txt", { type: "text/plain" }));
     const attempts: Array<[string, Promise<Response>]> = [
@@ -327,7 +329,7 @@ describe(`another tenant's knowledge base (${DIALECT})`, () => {
     expect(listed.items.map((kb) => kb.slug)).not.toContain(KB);
 
     // The owner's knowledge base is intact.
-    expect(await getKnowledgeBase(server, KB)).toMatchObject({ slug: KB, documentCount: 1 });
+    expect(await getKnowledgeBase(server, KB)).toEqual(before);
     expect((await search(server, KB, { query: "lighthouse keeper" }))[0]?.documentId).toBe(documentId);
 
     // The other tenant has its own namespace: the same slug is a different, empty knowledge base.

@@ -61,10 +61,13 @@ export class ZipfWords {
     return this.words[low]!;
   }
 
-  /** A word of middling frequency (ranks 50 to 2,000): what a search query names. */
+  /**
+   * A word of middling frequency (ranks 300 to 5,000: in roughly 0.5–5 % of 128-token chunks), what
+   * a search query names; the most frequent words would match most chunks, as stop words do.
+   */
   queryWord(): string {
-    const top = Math.min(2_000, this.words.length);
-    return this.words[50 + Math.floor(this.random() * (top - 50))]!;
+    const top = Math.min(5_000, this.words.length);
+    return this.words[300 + Math.floor(this.random() * (top - 300))]!;
   }
 }
 

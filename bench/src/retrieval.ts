@@ -75,6 +75,7 @@ interface LatencyRow {
 
 interface ExactRow {
   chunks: number;
+  dimensions: number;
   queries: number;
   recall: number;
   maxScoreError: number;
@@ -315,6 +316,7 @@ async function measureExactness(
   }
   return {
     chunks: stored.chunkIds.length,
+    dimensions: stored.dimensions,
     queries,
     recall: recallSum / queries,
     maxScoreError,
@@ -346,7 +348,8 @@ async function measureScale(
   const buildSeconds = (performance.now() - started) / 1000;
   context.log(`retrieval: ${formatCount(size)} chunks written in ${buildSeconds.toFixed(1)} s`);
   const indexLoadMs = await firstVectorSearchMs(bench, slug);
-  const queries = context.quick ? 60 : 300;
+  // Fewer at 100k, where one search takes a good part of a second on a loaded machine.
+  const queries = size >= 100_000 ? (context.quick ? 40 : 100) : context.quick ? 60 : 300;
   const latency: LatencyRow[] = [];
   for (const mode of MODES) latency.push(await timeSearches(bench, slug, mode, queries, size));
   const exact = await measureExactness(bench, knowledgeBase, pool, context.quick ? 20 : 50);
@@ -389,6 +392,7 @@ function render(ingested: IngestResult, poolSize: number, scales: ScaleResult[])
       "max score difference",
       "brute-force scan p50 ms",
       "first vector search (index load) ms",
+      "vectors in memory MB",
       "corpus written in s",
     ],
     scales.map(({ exact }) => [
@@ -398,6 +402,7 @@ function render(ingested: IngestResult, poolSize: number, scales: ScaleResult[])
       exact.maxScoreError.toExponential(1),
       formatMs(exact.bruteForceMs),
       formatMs(exact.indexLoadMs),
+      ((exact.chunks * exact.dimensions * 4) / 1_048_576).toFixed(0),
       exact.buildSeconds.toFixed(1),
     ]),
   );

@@ -166,7 +166,9 @@ for (const [path, separate] of reports) {
   if (!separate && values.only && !values.out && selected.every((name) => SECTIONS[name]?.splice)) {
     if (ownFailures.length) continue;
     let spliced = readFileSync(outPath, "utf8");
-    for (const section of ownSections) spliced = spliceSection(spliced, section, { startedAt, command });
+    const load = { start: loadAtStart, end: loadAtEnd };
+    for (const section of ownSections)
+      spliced = spliceSection(spliced, section, { startedAt, command, loadAverage: load });
     await Bun.write(outPath, spliced);
     Bun.spawnSync(["bunx", "biome", "format", "--write", outPath], { cwd: resolve(import.meta.dir, "..") });
     log(`replaced its section in ${outPath}`);

@@ -1,7 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { spliceSection } from "./retrieval-report.ts";
 
-const run = { startedAt: new Date("2026-11-27T00:00:00Z"), command: "bun run bench -- --only=retrieval" };
+const run = {
+  startedAt: new Date("2026-11-27T00:00:00Z"),
+  command: "bun run bench -- --only=retrieval",
+  loadAverage: { start: "1.00, 0.50, 0.25", end: "2.00, 1.00, 0.50" },
+};
 const section = { title: "6. Retrieval", body: "| a |\n| --- |\n| 1 |", targets: [] };
 const REPORT = "# Benchmarks\n\n## 1. Create-run\n\nfigures\n\n## Findings\n\nwords\n";
 
@@ -9,7 +13,7 @@ describe("spliceSection", () => {
   test("inserts the section before Findings the first time, keeping everything else", () => {
     const spliced = spliceSection(REPORT, section, run);
     expect(spliced).toBe(
-      "# Benchmarks\n\n## 1. Create-run\n\nfigures\n\n## 6. Retrieval\n\nMeasured 2026-11-27T00:00:00.000Z with `bun run bench -- --only=retrieval`, apart from the rest of this report (machine as above).\n\n| a |\n| --- |\n| 1 |\n\n## Findings\n\nwords\n",
+      "# Benchmarks\n\n## 1. Create-run\n\nfigures\n\n## 6. Retrieval\n\nMeasured 2026-11-27T00:00:00.000Z with `bun run bench -- --only=retrieval`, apart from the rest of this report (machine as above; load average at the start 1.00, 0.50, 0.25, at the end 2.00, 1.00, 0.50).\n\n| a |\n| --- |\n| 1 |\n\n## Findings\n\nwords\n",
     );
   });
 

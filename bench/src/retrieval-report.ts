@@ -8,10 +8,12 @@ import type { SectionResult } from "./sections/bench-context.ts";
 export function spliceSection(
   report: string,
   section: SectionResult,
-  run: { startedAt: Date; command: string },
+  run: { startedAt: Date; command: string; loadAverage: { start: string; end: string } },
 ): string {
   const heading = `## ${section.title}`;
-  const stamp = `Measured ${run.startedAt.toISOString()} with \`${run.command}\`, apart from the rest of this report (machine as above).`;
+  const stamp =
+    `Measured ${run.startedAt.toISOString()} with \`${run.command}\`, apart from the rest of this report (machine as above; ` +
+    `load average at the start ${run.loadAverage.start}, at the end ${run.loadAverage.end}).`;
   const block = `${heading}\n\n${stamp}\n\n${section.body.trim()}\n\n`;
   const lines = report.split("\n");
   const start = lines.indexOf(heading);

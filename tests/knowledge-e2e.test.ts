@@ -8,6 +8,9 @@
  * replacing by externalId and deleting leave no chunk (nor any copy of the text) behind.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createPromptrunClient } from "@promptrun/client";
 import type { KnowledgeDocument, SearchHit } from "@promptrun/contract";
 import { pushPrompts } from "./hardening/support.ts";
@@ -301,6 +304,52 @@ describe(`knowledge bases end to end (${DIALECT})`, () => {
     expect(run.output).toContain("36-month limited warranty");
     const warranty = demo.find((document) => document.filename === "warranty.md")!;
     expect(run.citations[0]).toMatchObject({ n: 1, documentId: warranty.id, filename: "warranty.md" });
+  });
+
+  test("the CLI: kb create, kb add (files), kb search, kb rm against the same database", async () => {
+    const directory = mkdtempSync(join(tmpdir(), "promptrun-kb-cli-"));
+    try {
+      const file = join(directory, "lighthouse.md");
+      writeFileSync(
+        file,
+        paragraph("The lighthouse keeper polishes the brass lens.", "Ships pass at night."),
+      );
+      const tenant = ["--tenant", server.tenantId];
+      const created = await server.cli<{ slug: string }>(
+        "kb",
+        "create",
+        "cli-kb",
+        ...tenant,
+        "--max-tokens",
+        "64",
+      );
+      expect({ code: created.code, slug: created.json.slug }).toEqual({ code: 0, slug: "cli-kb" });
+      const added = await server.cli<Array<{ filename: string; id: string; status: string }>>(
+        "kb",
+        "add",
+        "cli-kb",
+        file,
+        ...tenant,
+      );
+      expect(added.code).toBe(0);
+      expect(added.json).toEqual([{ filename: "lighthouse.md", id: expect.any(String), status: "pending" }]);
+      // The server's worker ingests what the CLI queued in the shared database.
+      await waitUntilReady(server, "cli-kb", added.json[0]!.id);
+      const found = await server.cli<{ items: SearchHit[] }>(
+        "kb",
+        "search",
+        "cli-kb",
+        "brass lens",
+        ...tenant,
+        "--mode",
+        "keyword",
+      );
+      expect(found.json.items[0]?.documentId).toBe(added.json[0]!.id);
+      expect((await server.cli("kb", "rm", "cli-kb", ...tenant)).code).toBe(0);
+      expect((await api(server, kbPath("cli-kb"))).status).toBe(404);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 
   test("replacing a document by externalId leaves no stale chunk and the same document count", async () => {

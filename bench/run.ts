@@ -1,7 +1,8 @@
 /**
- * `bun run bench [-- --quick] [--only=create-run,streaming,fan-out,queue,profile]`: starts
+ * `bun run bench [-- --quick] [--only=create-run,streaming,fan-out,queue,profile,retrieval]`: starts
  * everything it measures on 127.0.0.1 (server, fake upstream, Portkey, load generators,
- * subscribers), bounded in time, and writes docs/BENCHMARKS.md. `--only=scale-out` (not in the
+ * subscribers), bounded in time, and writes docs/BENCHMARKS.md. `--only=retrieval` (in process:
+ * knowledge-base ingest and search on SQLite) replaces just its own section of that report. `--only=scale-out` (not in the
  * default set: it needs Postgres and Redis) writes docs/BENCHMARKS-SCALE-OUT.md instead.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -12,6 +13,8 @@ import { writeBenchPrompts } from "./src/bench-prompts.ts";
 import { killAllChildren, spawnChild } from "./src/child-channel.ts";
 import { machineInfo } from "./src/machine-info.ts";
 import { renderReport } from "./src/report.ts";
+import { RETRIEVAL_TITLE, retrievalSection } from "./src/retrieval.ts";
+import { spliceSection } from "./src/retrieval-report.ts";
 import type { BenchContext, SectionResult } from "./src/sections/bench-context.ts";
 import { createRunSection } from "./src/sections/create-run-section.ts";
 import { fanOutSection } from "./src/sections/fan-out-section.ts";
@@ -36,6 +39,8 @@ interface Section {
   run: (context: BenchContext) => Promise<SectionResult>;
   /** Only with --only=<name>; written to its own report. */
   separateReport?: SeparateReport;
+  /** Run alone (--only), it replaces its own section of the main report instead of rewriting it. */
+  splice?: boolean;
 }
 
 const MAIN_REPORT = "../docs/BENCHMARKS.md";
@@ -46,6 +51,7 @@ const SECTIONS: Record<string, Section> = {
   "fan-out": { title: "3. SSE fan-out", run: fanOutSection },
   queue: { title: "4. Completed runs per second and queue depth", run: queueSection },
   profile: { title: "5. Where the time goes (CPU profiles)", run: profileSection },
+  retrieval: { title: RETRIEVAL_TITLE, run: retrievalSection, splice: true },
   "scale-out": {
     title: SCALE_OUT_TITLE,
     run: scaleOutSection,
@@ -157,6 +163,17 @@ for (const [path, separate] of reports) {
   // A report whose sections were all skipped keeps its previous figures.
   if (!ownSections.length && !ownFailures.length) continue;
   const outPath = resolve(import.meta.dir, path);
+  if (!separate && values.only && !values.out && selected.every((name) => SECTIONS[name]?.splice)) {
+    if (ownFailures.length) continue;
+    let spliced = readFileSync(outPath, "utf8");
+    const load = { start: loadAtStart, end: loadAtEnd };
+    for (const section of ownSections)
+      spliced = spliceSection(spliced, section, { startedAt, command, loadAverage: load });
+    await Bun.write(outPath, spliced);
+    Bun.spawnSync(["bunx", "biome", "format", "--write", outPath], { cwd: resolve(import.meta.dir, "..") });
+    log(`replaced its section in ${outPath}`);
+    continue;
+  }
   const report = renderReport({
     machine: machineInfo(),
     startedAt,

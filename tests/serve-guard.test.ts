@@ -117,6 +117,7 @@ test("CLI commands work on the database of a running server, and the server sees
   );
   expect(pushed.code).toBe(0);
   expect(pushed.json.map((prompt) => prompt.slug).sort()).toEqual([
+    "ask-docs",
     "chat",
     "extract-contact",
     "greet",

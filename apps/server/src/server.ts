@@ -18,6 +18,7 @@ import {
 import type { ServerConfig } from "./env.ts";
 import { readPromptFiles } from "./prompt-files.ts";
 import { resolveSecret } from "./secret.ts";
+import { seedDemoKnowledge } from "./seed-demo-knowledge.ts";
 
 export const EXAMPLE_PROMPTS_DIR = resolve(import.meta.dir, "../../../prompts");
 
@@ -138,7 +139,10 @@ const seedablePrompts = (files: unknown[], devModel: boolean): unknown[] =>
           ),
       );
 
-/** On an empty database: a demo tenant, its API key (returned once) and the example prompts. */
+/**
+ * On an empty database: a demo tenant, its API key (returned once), the demo knowledge base
+ * (with the development model) and the example prompts.
+ */
 export async function seedDemoIfEmpty(
   runtime: Runtime,
   options: { devModel: boolean; promptsDir?: string },
@@ -147,6 +151,8 @@ export async function seedDemoIfEmpty(
   if ((await services.tenants.list()).length > 0) return null;
   const files = seedablePrompts(readPromptFiles(options.promptsDir ?? EXAMPLE_PROMPTS_DIR), options.devModel);
   const { tenant, apiKey } = await services.tenants.create("demo");
+  // The demo knowledge base before the prompts: ask-docs retrieves from it (keyless, like dev:echo).
+  if (options.devModel) await seedDemoKnowledge(services.knowledge, tenant.id);
   const pushed = files.length > 0 ? await services.prompts.push(tenant.id, files) : [];
   return { tenantId: tenant.id, apiKey, prompts: pushed.map(({ slug, version }) => ({ slug, version })) };
 }

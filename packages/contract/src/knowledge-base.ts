@@ -144,7 +144,7 @@ export const searchRequestSchema = z
     query: z
       .string()
       .min(1)
-      .refine((query) => Buffer.byteLength(query, "utf8") <= SEARCH_QUERY_MAX_BYTES, {
+      .refine((query) => new TextEncoder().encode(query).byteLength <= SEARCH_QUERY_MAX_BYTES, {
         message: `query must be at most ${SEARCH_QUERY_MAX_BYTES} bytes`,
       }),
     topK: z.number().int().min(1).max(SEARCH_TOP_K_MAX).default(DEFAULT_SEARCH_TOP_K),

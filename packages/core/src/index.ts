@@ -24,45 +24,17 @@ export {
   unauthorized,
 } from "./errors.ts";
 export { createThreadEventHub } from "./events/index.ts";
-// Knowledge bases: the service, ingestion, search and their presenters (docs/KNOWLEDGE.md).
-export {
-  type Chunker,
-  createIngestionWorker,
-  createKnowledgeSearch,
-  createKnowledgeService,
-  createVectorIndex,
-  documentOutboxBuilder,
-  type EmbeddingModelResolver,
-  type EmbeddingResult,
-  type ExtractedText,
-  type IngestionWorker,
-  type MediaTypeDetector,
-  reciprocalRankFusion,
-  type SearchOutcome,
-  type TextChunk,
-  type TextExtractor,
-  toDocument,
-  toKnowledgeBase,
-  type VectorIndex,
-} from "./knowledge/index.ts";
-export type { KnowledgeParts } from "./knowledge/knowledge-parts.ts";
-// Knowledge bases: the store port (db implements it) and the failures of extraction and embedding.
-export {
-  type ChunkRecord,
-  type ChunkView,
-  type ClaimedDocument,
-  type DocumentCost,
-  type DocumentOutbox,
-  type DocumentRecord,
-  EmbeddingError,
-  type EmbeddingModel,
-  ExtractionError,
-  type KnowledgeBaseRecord,
-  type KnowledgeBaseView,
-  type KnowledgeSearch,
-  type KnowledgeStore,
-  type NewDocument,
-  type StoredVectors,
+// Knowledge bases: the store port (db implements it; docs/KNOWLEDGE.md).
+export type {
+  ChunkRecord,
+  ClaimedDocument,
+  DocumentCost,
+  DocumentOutbox,
+  DocumentRecord,
+  KnowledgeBaseRecord,
+  KnowledgeBaseView,
+  KnowledgeStore,
+  NewDocument,
 } from "./knowledge/ports.ts";
 // The bounded thread-memory read the stores share (docs/PRODUCT-RULES.md "Thread memory").
 export {

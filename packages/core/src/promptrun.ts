@@ -3,14 +3,12 @@ import { createEngine, type EngineCluster } from "./engine/index.ts";
 import type { RunEngine } from "./engine-port.ts";
 import { createEnvironmentService } from "./environments/index.ts";
 import { createInMemoryThreadEventBus } from "./events/index.ts";
-import {
-  createIngestionWorker,
-  createKnowledgeSearch,
-  createKnowledgeService,
-  documentOutboxBuilder,
-  type KnowledgeSearch,
-} from "./knowledge/index.ts";
+import { documentOutboxBuilder } from "./knowledge/document-events.ts";
+import { createIngestionWorker } from "./knowledge/ingestion-worker.ts";
 import { createKnowledgeParts, type KnowledgeParts } from "./knowledge/knowledge-parts.ts";
+import { createKnowledgeService } from "./knowledge/knowledge-service.ts";
+import type { KnowledgeSearch } from "./knowledge/ports.ts";
+import { createKnowledgeSearch } from "./knowledge/search.ts";
 import type { Clock, Store, ThreadEventBus } from "./ports.ts";
 import { createTokenBucketRateLimiter } from "./rate-limit/token-bucket.ts";
 import { createSecretBox } from "./security/secret-box.ts";

@@ -94,11 +94,3 @@ export const fakeDetectMediaType: MediaTypeDetector = ({ filename, declared, hea
 };
 
 export const utf8 = (text: string) => new TextEncoder().encode(text);
-
-/** All four fakes, for createPromptrun's `knowledgeParts` in tests (`fake:bow` and `dev:hash` embed). */
-export const fakeKnowledgeParts = (): KnowledgeParts => ({
-  extract: fakeExtract,
-  chunk: fakeChunk,
-  resolveEmbeddingModel: fakeResolver(),
-  detectMediaType: fakeDetectMediaType,
-});

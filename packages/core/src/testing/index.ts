@@ -1,13 +1,4 @@
 export { createEngineFixture } from "../engine/engine-test-fixture.ts";
-export {
-  bagOfWords,
-  fakeChunk,
-  fakeDetectMediaType,
-  fakeEmbeddingModel,
-  fakeExtract,
-  fakeKnowledgeParts,
-  fakeResolver,
-} from "../knowledge/knowledge-test-support.ts";
 export { pendingRunRecord } from "../run-record.ts";
 export {
   hangUntilAborted,

@@ -3,7 +3,6 @@
  * server-executed ones (http requests, MCP servers). The engine's tool loop uses only this.
  */
 export { keptToolOutput } from "./kept-output.ts";
-export { knowledgeBaseToolName } from "./knowledge-base-tool.ts";
 export { openRunTools } from "./run-tools.ts";
 export type {
   OfferedTool,

@@ -11,7 +11,7 @@ import { extractMarkdown } from "./markdown.ts";
 import { extractPdf } from "./pdf.ts";
 import { extractPlain } from "./plain.ts";
 
-export { ACCEPTED_EXTENSIONS, DOCX_MEDIA_TYPE, detectMediaType, SNIFF_BYTES } from "./detect-media-type.ts";
+export { DOCX_MEDIA_TYPE, detectMediaType } from "./detect-media-type.ts";
 
 export interface TextExtractorOptions {
   /** Characters of text a document may have (config knowledge.maxExtractedChars). */

@@ -1,6 +1,7 @@
 import type { PromptrunConfig } from "../config.ts";
 import type { Clock } from "../ports.ts";
 import { uuidv7 } from "../services/uuidv7.ts";
+import { chunkInSlices } from "./chunk-in-slices.ts";
 import {
   type Chunker,
   type ChunkRecord,
@@ -249,7 +250,7 @@ function createIngestSteps(dependencies: IngestionWorkerDependencies, newId: () 
       );
     }
     if (dropped()) throw new Dropped();
-    const chunks = dependencies.chunk(extracted.text, knowledgeBase.chunking);
+    const chunks = await chunkInSlices(dependencies.chunk, extracted.text, knowledgeBase.chunking);
     const { vectors, cost } = await embedAll(claimed, chunks, signal, dropped, spent);
     const records = chunks.map((chunk, ordinal) => ({
       id: newId(),

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ExtractionError } from "../ports.ts";
 import { createTextExtractor, DOCX_MEDIA_TYPE, extractText } from "./index.ts";
+import { MAX_PDF_PAGES } from "./pdf.ts";
 
 const FIXTURES = join(import.meta.dir, "../../../../../tests/fixtures/knowledge");
 const fixture = (name: string) => new Uint8Array(readFileSync(join(FIXTURES, name)));
@@ -37,6 +38,15 @@ describe("PDF", () => {
   test("a PDF that does not parse says so", async () => {
     const error = await failure(extractText(fixture("broken.pdf"), "application/pdf"));
     expect(error.message).toStartWith("could not read the PDF: ");
+  });
+
+  test("a PDF of more pages than the limit fails at once, saying so", async () => {
+    const { textPdf } = await import("../../../../../tests/fixtures/knowledge/generate.ts");
+    const pages = Array.from({ length: MAX_PDF_PAGES + 1 }, (_, n) => [`page ${n}`]);
+    const error = await failure(extractText(textPdf(pages), "application/pdf"));
+    expect(error.message).toBe(
+      `the PDF has ${MAX_PDF_PAGES + 1} pages, more than the limit of ${MAX_PDF_PAGES}; split it into smaller files`,
+    );
   });
 
   test("the caller's bytes stay usable (pdf.js gets a copy)", async () => {

@@ -2,6 +2,9 @@ import { type ExtractedText, ExtractionError } from "../ports.ts";
 
 type Unpdf = typeof import("unpdf");
 
+/** Pages a PDF may have: past this it fails at once instead of holding an ingestion slot for minutes. */
+export const MAX_PDF_PAGES = 5000;
+
 /** pdf.js errors (InvalidPDFException, …) say little on their own; the document's error names the cause. */
 async function openPdf(unpdf: Unpdf, content: Uint8Array) {
   try {
@@ -19,6 +22,11 @@ export async function extractPdf(content: Uint8Array): Promise<ExtractedText> {
   const unpdf = await import("unpdf");
   const pdf = await openPdf(unpdf, content);
   try {
+    if (pdf.numPages > MAX_PDF_PAGES) {
+      throw new ExtractionError(
+        `the PDF has ${pdf.numPages} pages, more than the limit of ${MAX_PDF_PAGES}; split it into smaller files`,
+      );
+    }
     let pages: string[];
     try {
       pages = (await unpdf.extractText(pdf, { mergePages: false })).text;

@@ -163,6 +163,26 @@ describe(`hostile files (${DIALECT})`, () => {
     expect((await getKnowledgeBase(server, KB)).documentCount).toBe(1);
   });
 
+  test("a name without a known extension: JSON text is text/plain, a multipart file is 415", async () => {
+    const id = await addTextDocument(server, KB, {
+      text: "The tide table hangs by the door.",
+      filename: "TIDES",
+    });
+    const document = await waitForDocument(server, KB, id, 30_000);
+    expect({ status: document.status, mediaType: document.mediaType }).toEqual({
+      status: "ready",
+      mediaType: "text/plain",
+    });
+    await expectRefused(
+      await uploadFile(server, KB, {
+        filename: "TIDES",
+        content: new TextEncoder().encode("The tide table."),
+      }),
+      415,
+      "unsupported_media_type",
+    );
+  });
+
   test("an unsupported type (.exe) is refused with 415 naming the accepted types", async () => {
     const exe = new Uint8Array([0x4d, 0x5a, 0x90, 0x00, 0x03, 0x00, 0x00, 0x00]);
     const refused = await expectRefused(

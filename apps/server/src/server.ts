@@ -189,6 +189,10 @@ export async function startServer(initialConfig: ServerConfig, logger: Logger): 
       // Long enough for slow clients, short enough to shed idle sockets (a half-sent request
       // included); SSE opts out per request.
       idleTimeout: initialConfig.httpIdleTimeoutSeconds,
+      // Bun's own cap (128 MiB by default) must not undercut ours: the routes refuse bodies
+      // over their limits themselves, with a clear 413 (docs/KNOWLEDGE.md, uploads).
+      maxRequestBodySize:
+        Math.max(initialConfig.api.maxBodyBytes, initialConfig.api.maxUploadBytes ?? 0) + 1024 * 1024,
       fetch: (request, bunServer) => handle(request, bunServer),
       error: (error) => {
         logger.error({ err: { message: error.message, stack: error.stack } }, "unhandled server error");

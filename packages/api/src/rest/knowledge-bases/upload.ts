@@ -84,6 +84,7 @@ function jsonUpload(body: Uint8Array, maxJsonDepth: number): DocumentUpload {
   return {
     content: new TextEncoder().encode(text),
     filename,
+    text: true,
     ...(mediaType !== undefined ? { mediaType } : {}),
     ...(metadata !== undefined ? { metadata } : {}),
     ...(externalId !== undefined ? { externalId } : {}),

@@ -48,6 +48,7 @@ export function createKnowledgeBaseRouter(t: TrpcRoot, { tenantProcedure, subscr
         return ctx.services.knowledge.addDocument(ctx.tenant.id, knowledgeBase, {
           ...fields,
           content: new TextEncoder().encode(text),
+          text: true,
         });
       }),
     listDocuments: tenantProcedure

@@ -128,6 +128,12 @@ describe.skipIf(!chromiumPath)("runs, run detail and thread screens", () => {
           ],
         },
         {
+          slug: "ask-docs",
+          inputs: { question: { type: "string" } },
+          retrieval: { knowledgeBase: "manuals", query: "{{question}}", topK: 2, mode: "keyword" },
+          messages: [{ role: "user", content: "Sources:\n{{retrieval}}\n\nQuestion: {{question}}" }],
+        },
+        {
           slug: "chat",
           inputs: { text: { type: "string" } },
           messages: [{ role: "user", content: "{{text}}" }],
@@ -351,6 +357,46 @@ describe.skipIf(!chromiumPath)("runs, run detail and thread screens", () => {
     await section.screenshot({ path: resolve(artifacts, "run-messages.png") });
     await expectAccessible(page, `${harness.url}/console/runs/${created.id}`, (p) =>
       p.getByRole("list", { name: "Messages sent to the model, in order" }).waitFor(),
+    );
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  test("run detail: the sources a run retrieved and the citations of its answer", async () => {
+    await api("/knowledge-bases", { method: "POST", json: { slug: "manuals", embeddingModel: "dev:hash" } });
+    const added = await api<{ id: string }>("/knowledge-bases/manuals/documents", {
+      method: "POST",
+      json: {
+        text: "The lantern battery lasts nine hours on the brightest setting.",
+        filename: "lantern.md",
+      },
+    });
+    const deadline = Date.now() + 15_000;
+    while (
+      (await api<{ status: string }>(`/knowledge-bases/manuals/documents/${added.id}`)).status !== "ready"
+    ) {
+      if (Date.now() > deadline) throw new Error("the document was not ingested in 15 s");
+      await Bun.sleep(50);
+    }
+    harness.promptrun.script.reply("It lasts nine hours [1].");
+    const created = await createRun("ask-docs", {
+      inputs: { question: "How long does the lantern battery last?" },
+    });
+    const run = await waitForRun(created.id);
+    expect(run.citations.map((citation) => citation.filename)).toEqual(["lantern.md"]);
+
+    const { page, errors } = await openPage(browser);
+    await page.goto(`${harness.url}/console/runs/${created.id}`);
+    const sources = page.getByRole("region", { name: "Sources", exact: true });
+    await sources.waitFor();
+    const search = sources.getByRole("region", { name: "Search 1: manuals", exact: true });
+    expect(await search.textContent()).toContain("How long does the lantern battery last?");
+    expect(await search.locator("tbody tr").count()).toBe(1);
+    expect(await search.locator("tbody tr").textContent()).toContain("lantern.md");
+    const citations = sources.getByRole("list", { name: "Citations", exact: true });
+    expect(await citations.textContent()).toContain("[1] lantern.md");
+    expect(await citations.locator("blockquote").textContent()).toContain(
+      "The lantern battery lasts nine hours",
     );
     expect(errors).toEqual([]);
     await page.close();

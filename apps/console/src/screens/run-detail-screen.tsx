@@ -9,6 +9,7 @@ import { ErrorNotice } from "../components/notice.tsx";
 import { RunStatusBadge } from "../components/run-status.tsx";
 import { CostSplit, UsageFigures } from "./run-cost.tsx";
 import { RunSentMessages } from "./run-messages.tsx";
+import { RunSources } from "./run-sources.tsx";
 import { RunSteps } from "./run-steps.tsx";
 import { RunWebhookDeliveries } from "./run-webhook-deliveries.tsx";
 import "./runs.css";
@@ -112,6 +113,11 @@ function RunView({ run }: { run: PromptRun }) {
       <Section id="run-output" title="Output">
         <RunOutput run={run} />
       </Section>
+      {run.retrieval.length > 0 ? (
+        <Section id="run-sources" title="Sources">
+          <RunSources run={run} />
+        </Section>
+      ) : null}
       <Section id="run-messages" title="Messages">
         <RunSentMessages run={run} />
       </Section>

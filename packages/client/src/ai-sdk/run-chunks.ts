@@ -70,6 +70,25 @@ export class RunChunks {
       case "run.tool_result":
         this.#serverResult(envelope.data, chunks);
         return false;
+      case "run.retrieval":
+        // Each retrieved chunk is a source of the answer; `[n]` in the text refers to it.
+        for (const chunk of envelope.data.chunks)
+          chunks.push({
+            type: "source-document",
+            sourceId: chunk.chunkId,
+            mediaType: "text/plain",
+            title: `[${chunk.n}] ${chunk.filename}`,
+            filename: chunk.filename,
+            providerMetadata: {
+              promptrun: {
+                n: chunk.n,
+                documentId: chunk.documentId,
+                knowledgeBase: envelope.data.knowledgeBase,
+                score: chunk.score,
+              },
+            },
+          });
+        return false;
       case "run.requires_action":
         this.#openStep(chunks);
         this.#endText(chunks);

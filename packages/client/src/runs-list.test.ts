@@ -14,6 +14,8 @@ const run = (id: string) => ({
   phase: "queued",
   requiredAction: null,
   steps: [],
+  retrieval: [],
+  citations: [],
   metadata: {},
   output: null,
   outputJson: null,

@@ -40,7 +40,8 @@ test("processes claiming from one file at once never claim the same document", a
   expect(await Promise.all(children.map((child) => child.exited))).toEqual([0, 0, 0]);
   const ids = outputs.flatMap((output) => output.split("\n").filter(Boolean));
   expect(ids.toSorted()).toEqual(added.map((document) => document.id).toSorted());
-});
+  // Three Bun processes start and open the file: seconds on a loaded machine, not bun's 5 s default.
+}, 60_000);
 
 test("the keyword index stays in step with the chunks across deletes and VACUUM", async () => {
   const store = await open();

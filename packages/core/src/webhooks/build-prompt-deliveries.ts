@@ -1,28 +1,30 @@
-import type {
-  PromptTagMovedData,
-  PromptVersionCreatedData,
-  PromptWebhookEventType,
-} from "@promptrun/contract";
+import type { PromptTagMovedData, PromptVersionCreatedData, WebhookEventType } from "@promptrun/contract";
 import type { Clock, Store, WebhookDeliveryRecord } from "../ports.ts";
 
 export type PromptWebhookEvent =
   | { type: "prompt.version.created"; data: PromptVersionCreatedData }
   | { type: "prompt.tag.moved"; data: PromptTagMovedData };
 
+/** An event of the whole tenant (not of one run): prompt events, document events. */
+export interface TenantWebhookEvent {
+  type: WebhookEventType;
+  data: unknown;
+}
+
 /**
  * Reads the tenant's enabled webhooks once and returns a synchronous builder of the outbox rows
- * for prompt events: one per enabled webhook of any of its environments that names the event in
- * its events (docs/PRODUCT-RULES.md "Environments, env vars and webhooks"). Each event gets its
- * own id (the deliveries' eventId), its body fixed when built. The prompt store calls the builder
- * inside the write's transaction, so the rows commit with the write.
+ * for tenant-wide events (prompt and document events): one per enabled webhook of any of its
+ * environments that names the event in its events (docs/PRODUCT-RULES.md "Environments, env vars
+ * and webhooks"). Each event gets its own id (the deliveries' eventId), its body fixed when built.
+ * The store calls the builder inside the write's transaction, so the rows commit with the write.
  */
-export async function promptDeliveryBuilder(
+export async function tenantEventDeliveryBuilder(
   dependencies: { store: Pick<Store, "webhooks">; clock: Clock; newId: () => string },
   tenantId: string,
-): Promise<(events: PromptWebhookEvent[]) => WebhookDeliveryRecord[]> {
+): Promise<(events: TenantWebhookEvent[]) => WebhookDeliveryRecord[]> {
   const { store, clock, newId } = dependencies;
   const webhooks = (await store.webhooks.list(tenantId)).filter((webhook) => webhook.enabled);
-  const subscribed = (type: PromptWebhookEventType) =>
+  const subscribed = (type: WebhookEventType) =>
     webhooks.filter((webhook) => webhook.tenantId === tenantId && webhook.events.includes(type));
   return (events) => {
     const now = clock.now();
@@ -47,3 +49,9 @@ export async function promptDeliveryBuilder(
     });
   };
 }
+
+/** tenantEventDeliveryBuilder for prompt events. */
+export const promptDeliveryBuilder: (
+  dependencies: Parameters<typeof tenantEventDeliveryBuilder>[0],
+  tenantId: string,
+) => Promise<(events: PromptWebhookEvent[]) => WebhookDeliveryRecord[]> = tenantEventDeliveryBuilder;

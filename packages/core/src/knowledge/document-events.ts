@@ -1,5 +1,5 @@
 import type { DocumentWebhookEventType } from "@promptrun/contract";
-import { tenantEventDeliveryBuilder } from "../webhooks/build-prompt-deliveries.ts";
+import { tenantEventDeliveryBuilder } from "../webhooks/build-tenant-deliveries.ts";
 import type { DocumentOutbox, DocumentRecord } from "./ports.ts";
 import { toDocument } from "./to-document.ts";
 

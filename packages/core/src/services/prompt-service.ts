@@ -6,7 +6,7 @@ import type { Clock, PromptVersionRecord, Store, VersionSelector } from "../port
 import { checkPromptDefinition } from "../prompt-checks/check-prompt-definition.ts";
 import type { PromptService } from "../services.ts";
 import { validateInputs } from "../templating/template.ts";
-import type { PromptWebhookEvent } from "../webhooks/build-prompt-deliveries.ts";
+import type { PromptWebhookEvent } from "../webhooks/build-tenant-deliveries.ts";
 import { type PromptEventRows, promptEventRows, tagMoves, tagsBefore } from "../webhooks/prompt-events.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { formatValidationError } from "./format-validation-error.ts";

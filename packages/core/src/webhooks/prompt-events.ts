@@ -1,6 +1,6 @@
 import type { PromptRecord, Store, WebhookDeliveryRecord } from "../ports.ts";
-import type { PromptWebhookEvent } from "./build-prompt-deliveries.ts";
-import { promptDeliveryBuilder } from "./build-prompt-deliveries.ts";
+import type { PromptWebhookEvent } from "./build-tenant-deliveries.ts";
+import { tenantEventDeliveryBuilder } from "./build-tenant-deliveries.ts";
 
 /** The tags of `slug` before a write (tag → version number; empty for a new prompt). */
 export const tagsBefore = async (store: Pick<Store, "prompts">, tenantId: string, slug: string) =>
@@ -31,4 +31,4 @@ export type PromptEventRows = (events: PromptWebhookEvent[]) => WebhookDeliveryR
 export const promptEventRows = (
   dependencies: { store: Pick<Store, "webhooks">; clock: { now(): Date }; newId: () => string },
   tenantId: string,
-): Promise<PromptEventRows> => promptDeliveryBuilder(dependencies, tenantId);
+): Promise<PromptEventRows> => tenantEventDeliveryBuilder(dependencies, tenantId);

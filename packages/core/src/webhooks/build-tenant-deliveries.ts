@@ -49,9 +49,3 @@ export async function tenantEventDeliveryBuilder(
     });
   };
 }
-
-/** tenantEventDeliveryBuilder for prompt events. */
-export const promptDeliveryBuilder: (
-  dependencies: Parameters<typeof tenantEventDeliveryBuilder>[0],
-  tenantId: string,
-) => Promise<(events: PromptWebhookEvent[]) => WebhookDeliveryRecord[]> = tenantEventDeliveryBuilder;

@@ -4,6 +4,7 @@
  * the server's resident memory (from /proc/<pid>/status) barely moves either way.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { demoKnowledgeIngested } from "../support/knowledge.ts";
 import { api, startServer, type TestServer } from "../support/server.ts";
 import { rawConnect, residentKb, waitUntil } from "./support.ts";
 
@@ -13,6 +14,7 @@ const RUNS_PATH = "/api/v1/prompts/greet/latest/runs";
 let server: TestServer;
 beforeAll(async () => {
   server = await startServer();
+  await demoKnowledgeIngested(server);
 });
 afterAll(async () => {
   await server?.dispose();

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type FakeProviderServer, startFakeOpenAI } from "@promptrun/core/testing";
+import { demoKnowledgeIngested } from "../support/knowledge.ts";
 import { api, startServer, type TestServer, waitForRun } from "../support/server.ts";
 import { createTenant, echoPrompt, pushPrompts, residentKb, type Tenant } from "./support.ts";
 
@@ -17,6 +18,7 @@ let victim: Tenant;
 beforeAll(async () => {
   hostile = startFakeOpenAI({ type: "flood", bytes: 256 * MiB });
   server = await startServer({ env: { PROMPTRUN_PROVIDERS: `hostile=${hostile.baseUrl}` } });
+  await demoKnowledgeIngested(server);
   await pushPrompts(server, server.tenantId, [{ ...echoPrompt("flooded"), model: "hostile:any" }]);
   victim = await createTenant(server, "bystander");
   await pushPrompts(server, victim.id, [echoPrompt("quick")]);

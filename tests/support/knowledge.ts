@@ -158,3 +158,20 @@ export async function listDocuments(server: Caller, slug: string): Promise<Knowl
   } while (cursor);
   return documents;
 }
+
+/**
+ * Waits until the demo knowledge base's documents (seeded with the demo tenant) are ingested:
+ * their first ingestion loads the tokenizer (tens of MB), which a test measuring the server's
+ * memory must not count as its own.
+ */
+export async function demoKnowledgeIngested(server: TestServer, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await api(server, kbPath("acme-docs", "/documents?limit=200"));
+    if (response.status === 404) return; // not seeded (dev model off): nothing to wait for
+    const page = (await response.json()) as { items: KnowledgeDocument[] };
+    if (page.items.every((document) => document.status === "ready" || document.status === "failed")) return;
+    if (Date.now() > deadline) throw new Error("the demo knowledge base was not ingested in time");
+    await Bun.sleep(50);
+  }
+}

@@ -178,6 +178,8 @@ const unavailable = () =>
     headers: { "content-type": "application/json", "retry-after": "1" },
   });
 
+const BUN_DEFAULT_MAX_BODY_BYTES = 128 * 1024 * 1024;
+
 export async function startServer(initialConfig: ServerConfig, logger: Logger): Promise<RunningServer> {
   // Bind first (so PORT=0 resolves and a taken port fails fast), answer 503 until ready.
   let handle: (request: Request, server: Bun.Server<undefined>) => Response | Promise<Response> = unavailable;
@@ -189,10 +191,13 @@ export async function startServer(initialConfig: ServerConfig, logger: Logger): 
       // Long enough for slow clients, short enough to shed idle sockets (a half-sent request
       // included); SSE opts out per request.
       idleTimeout: initialConfig.httpIdleTimeoutSeconds,
-      // Bun's own cap (128 MiB by default) must not undercut ours: the routes refuse bodies
-      // over their limits themselves, with a clear 413 (docs/KNOWLEDGE.md, uploads).
-      maxRequestBodySize:
+      // Bun's own cap (128 MiB by default) stays a backstop but never undercuts ours: the routes
+      // refuse bodies over their limits themselves, by Content-Length, before reading them
+      // (docs/KNOWLEDGE.md, uploads). Bun's cap answers without that care, so it stays above them.
+      maxRequestBodySize: Math.max(
+        BUN_DEFAULT_MAX_BODY_BYTES,
         Math.max(initialConfig.api.maxBodyBytes, initialConfig.api.maxUploadBytes ?? 0) + 1024 * 1024,
+      ),
       fetch: (request, bunServer) => handle(request, bunServer),
       error: (error) => {
         logger.error({ err: { message: error.message, stack: error.stack } }, "unhandled server error");

@@ -83,7 +83,7 @@ const rows: ConfigurationRow[] = [
   {
     variables: ["PROMPTRUN_RATE_LIMIT"],
     meaning:
-      "per-tenant create-run rate and burst (stream tokens and renders alike, each in a bucket of its own)",
+      "per-tenant create-run rate and burst (stream tokens, renders, document uploads and knowledge-base searches alike, each in a bucket of its own)",
   },
   {
     variables: ["PROMPTRUN_MAX_PENDING_RUNS"],

@@ -103,6 +103,7 @@ export type {
   EngineMetrics,
   KnowledgeService,
   PromptrunServices,
+  RateLimitedAction,
   RateLimitService,
   StreamTokenClaims,
   StreamTokenService,

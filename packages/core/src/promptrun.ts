@@ -88,7 +88,8 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
       ? { onError: (error: unknown) => deps.logError?.("webhook delivery loop failed", error) }
       : {}),
   });
-  const knowledge = composeKnowledge(deps, clock, () => dispatcher.wake());
+  const rateLimits = deps.rateLimits ?? createTokenBucketRateLimiter({ rateLimit: config.rateLimit, clock });
+  const knowledge = composeKnowledge(deps, clock, rateLimits, () => dispatcher.wake());
   const engine =
     deps.engine ??
     createEngine({
@@ -105,7 +106,6 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
       ...(deps.logError !== undefined ? { logError: deps.logError } : {}),
       knowledge: knowledge.search,
     });
-  const rateLimits = deps.rateLimits ?? createTokenBucketRateLimiter({ rateLimit: config.rateLimit, clock });
 
   /** New outbox rows (prompt events, a redelivery): the dispatcher polls now. */
   const wake = () => dispatcher.wake();
@@ -152,7 +152,12 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
 }
 
 /** Knowledge bases (docs/KNOWLEDGE.md): one search (with its vector index), the service and the ingestion worker. */
-function composeKnowledge(deps: PromptrunDeps, clock: Clock, wakeDispatcher: () => void) {
+function composeKnowledge(
+  deps: PromptrunDeps,
+  clock: Clock,
+  rateLimits: RateLimitService,
+  wakeDispatcher: () => void,
+) {
   const { store, config } = deps;
   const parts = deps.knowledgeParts ?? createKnowledgeParts(config, deps.fetch);
   const search = createKnowledgeSearch({
@@ -177,6 +182,7 @@ function composeKnowledge(deps: PromptrunDeps, clock: Clock, wakeDispatcher: () 
     config,
     clock,
     search,
+    rateLimits,
     validateEmbeddingModel:
       parts.validateEmbeddingModel ??
       ((ref) => {

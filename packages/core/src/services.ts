@@ -221,7 +221,12 @@ export interface ConsoleSessionService {
 }
 
 /** Each action has its own per-tenant bucket (all sized by the rate-limit settings). */
-export type RateLimitedAction = "runs.create" | "stream-token" | "prompts.render";
+export type RateLimitedAction =
+  | "runs.create"
+  | "stream-token"
+  | "prompts.render"
+  | "knowledge.documents"
+  | "knowledge.search";
 
 export interface RateLimitService {
   /**

@@ -15,7 +15,7 @@ import {
 } from "@promptrun/contract";
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
-import { errorResponse, errors, jsonBody } from "./error-responses.ts";
+import { errorResponse, errors, jsonBody, rateLimitHeaders } from "./error-responses.ts";
 
 export const knowledgeBasesTag = {
   name: "Knowledge bases",
@@ -171,6 +171,7 @@ const documentOperations: ZodOpenApiPathsObject = {
           content: jsonBody(documentAcceptedSchema),
           headers: z.object({
             Location: z.string().meta({ description: "/api/v1/knowledge-bases/{kb}/documents/{id}" }),
+            ...rateLimitHeaders,
           }),
         },
         400: errors[400](
@@ -184,6 +185,7 @@ const documentOperations: ZodOpenApiPathsObject = {
         415: errorResponse(
           "Content-Type is neither multipart/form-data nor application/json, or the document's type is not supported or its content is not what its name or type says.",
         ),
+        429: errors[429],
         500: errors[500],
       },
     },
@@ -249,7 +251,11 @@ const documentOperations: ZodOpenApiPathsObject = {
       requestParams: { path: kbPath },
       requestBody: { required: true, content: jsonBody(searchRequestSchema) },
       responses: {
-        200: { description: "The best chunks, best first.", content: jsonBody(searchResponseSchema) },
+        200: {
+          description: "The best chunks, best first.",
+          content: jsonBody(searchResponseSchema),
+          headers: z.object(rateLimitHeaders),
+        },
         400: errors[400]("Invalid JSON or a body field (named), e.g. topK over 50."),
         401: errors[401],
         403: errors[403],
@@ -257,6 +263,7 @@ const documentOperations: ZodOpenApiPathsObject = {
         405: errors[405]("POST"),
         413: errors[413],
         415: errors[415],
+        429: errors[429],
         500: errors[500],
       },
     },

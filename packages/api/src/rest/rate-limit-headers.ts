@@ -1,6 +1,8 @@
 import type { PromptrunServices } from "@promptrun/core";
 
-export type RateLimitedAction = "runs.create" | "stream-token" | "prompts.render";
+export type { RateLimitedAction } from "@promptrun/core";
+
+import type { RateLimitedAction } from "@promptrun/core";
 
 /** `RateLimit-Limit/Remaining/Reset` for the tenant's bucket of `action`. */
 export function rateLimitHeaders(

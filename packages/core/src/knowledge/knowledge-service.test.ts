@@ -2,6 +2,7 @@ import { beforeEach, expect, test } from "bun:test";
 import { knowledgeBaseSchema, knowledgeDocumentSchema } from "@promptrun/contract";
 import type { PromptrunError } from "../errors.ts";
 import type { Store } from "../ports.ts";
+import { createTokenBucketRateLimiter } from "../rate-limit/token-bucket.ts";
 import { uuidv7 } from "../services/uuidv7.ts";
 import type { KnowledgeService } from "../services.ts";
 import { addTenant, createMemoryStore, createTestConfig, manualClock } from "../testing/index.ts";
@@ -255,4 +256,35 @@ test("deleting a knowledge base drops its vectors from the search's memory at on
   expect(index.bytes()).toBeGreaterThan(0);
   await own.delete(tenant, "docs");
   expect(index.bytes()).toBe(0);
+});
+
+test("uploads and searches take from the tenant's own buckets: past the burst, rate_limited; runs' buckets untouched", async () => {
+  const rateLimits = createTokenBucketRateLimiter({ rateLimit: { perSecond: 1, burst: 2 }, clock });
+  const limited = createKnowledgeService({
+    store: store.knowledge,
+    config,
+    clock,
+    search: createKnowledgeSearch({ store: store.knowledge, resolveEmbeddingModel: fakeResolver() }),
+    validateEmbeddingModel: () => {},
+    detectMediaType: fakeDetectMediaType,
+    rateLimits,
+  });
+  const upload = (n: number) => ({ content: utf8(`note ${n}`), filename: `note-${n}.txt` });
+  await limited.addDocument(tenant, "docs", upload(1));
+  await limited.addDocument(tenant, "docs", upload(2));
+  const refused = await failure(limited.addDocument(tenant, "docs", upload(3)));
+  expect({ code: refused.code, retryAfter: refused.retryAfterSeconds }).toEqual({
+    code: "rate_limited",
+    retryAfter: 1,
+  });
+  // Searches have their own bucket, and another tenant's are its own.
+  await limited.search(tenant, "docs", { query: "note" });
+  await limited.search(tenant, "docs", { query: "note" });
+  expect((await failure(limited.search(tenant, "docs", { query: "note" }))).code).toBe("rate_limited");
+  expect(rateLimits.state(tenant, "runs.create").remaining).toBe(2);
+  await limited.create(other, { slug: "docs" });
+  await limited.search(other, "docs", { query: "note" });
+  // Nothing of a refused upload is stored.
+  const listed = await limited.listDocuments(tenant, "docs", { limit: 50 });
+  expect(listed.items.map((document) => document.filename).toSorted()).toEqual(["note-1.txt", "note-2.txt"]);
 });

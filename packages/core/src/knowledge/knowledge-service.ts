@@ -17,7 +17,7 @@ import type { Clock } from "../ports.ts";
 import { formatPath, formatValidationError } from "../services/format-validation-error.ts";
 import { clampPage } from "../services/page.ts";
 import { uuidv7 } from "../services/uuidv7.ts";
-import type { DocumentUpload, KnowledgeService } from "../services.ts";
+import type { DocumentUpload, KnowledgeService, RateLimitService } from "../services.ts";
 import {
   EmbeddingError,
   type KnowledgeBaseRecord,
@@ -56,6 +56,8 @@ export interface KnowledgeServiceDependencies {
   /** A knowledge base was deleted: its vector matrix is dropped here at once (KnowledgeSearchEngine.forget). */
   onKnowledgeBaseDeleted?: (knowledgeBaseId: string) => void;
   newId?: () => string;
+  /** Uploads and searches take from the tenant's buckets (embedding costs the server's provider keys). */
+  rateLimits?: Pick<RateLimitService, "take">;
 }
 
 const parse = <S extends z.ZodType>(schema: S, value: unknown, subject: string): z.output<S> => {
@@ -177,6 +179,7 @@ export function createKnowledgeService(dependencies: KnowledgeServiceDependencie
         config.knowledge.maxUploadBytes,
         dependencies.detectMediaType,
       );
+      await dependencies.rateLimits?.take(tenantId, "knowledge.documents");
       const id = newId();
       await store.addDocument({
         id,
@@ -210,6 +213,7 @@ export function createKnowledgeService(dependencies: KnowledgeServiceDependencie
     },
     async search(tenantId, slug, body) {
       const request = parseSearchBody(body);
+      await dependencies.rateLimits?.take(tenantId, "knowledge.search");
       const outcome = await search.search(tenantId, slug, request);
       return { items: outcome.hits };
     },

@@ -2,6 +2,7 @@ import { documentListQuerySchema } from "@promptrun/contract";
 import { authenticateRequest } from "../../console/console-request.ts";
 import { jsonResponse } from "../../http/json-response.ts";
 import { parseQuery } from "../prompts-query.ts";
+import { withRateLimitHeaders } from "../rate-limited-response.ts";
 import type { RestContext } from "../rest-context.ts";
 import { NO_STORE, requireDocumentParams, requireKnowledgeBaseParam } from "./kb-path.ts";
 import { readJsonBody } from "./knowledge-bases.ts";
@@ -39,5 +40,8 @@ export async function searchHandler(context: RestContext): Promise<Response> {
   const tenant = await authenticateRequest(deps, request);
   deps.services.auth.requireActiveSubscription(tenant);
   const body = await readJsonBody(context);
-  return jsonResponse(200, await deps.services.knowledge.search(tenant.id, slug, body), NO_STORE);
+  return withRateLimitHeaders(deps, tenant.id, "knowledge.search", async (rateLimitHeaders) => {
+    const found = await deps.services.knowledge.search(tenant.id, slug, body);
+    return jsonResponse(200, found, { ...NO_STORE, ...rateLimitHeaders() });
+  });
 }

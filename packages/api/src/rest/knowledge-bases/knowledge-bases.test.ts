@@ -125,6 +125,8 @@ describe("POST …/documents", () => {
     const accepted = (await response.json()) as { id: string; status: string };
     expect(accepted.status).toBe("pending");
     expect(response.headers.get("location")).toBe(`/api/v1/knowledge-bases/docs/documents/${accepted.id}`);
+    // The upload bucket's state (docs/KNOWLEDGE.md "Rate limits").
+    expect(response.headers.get("ratelimit-limit")).toMatch(/^\d+$/);
     const [received] = fake.uploads;
     expect(new TextDecoder().decode(received?.content)).toBe("# Title\nbody");
     expect(received).toMatchObject({
@@ -334,6 +336,7 @@ describe("documents and search", () => {
       json: { query: "refund", topK: 3, mode: "keyword" },
     });
     expect(response.status).toBe(200);
+    expect(response.headers.get("ratelimit-remaining")).toMatch(/^\d+$/);
     const result = (await response.json()) as { items: { filename: string }[] };
     expect(result.items[0]?.filename).toBe("a.txt");
     expect(fake.calls.at(-1)).toMatchObject({

@@ -5,6 +5,7 @@ import { isJsonContentType } from "../../http/content-type.ts";
 import { jsonResponse } from "../../http/json-response.ts";
 import { parseJsonBody } from "../../http/parse-json-body.ts";
 import { readBodyBytes } from "../../http/read-body-bytes.ts";
+import { withRateLimitHeaders } from "../rate-limited-response.ts";
 import type { RestContext } from "../rest-context.ts";
 import { documentLocation, NO_STORE, requireKnowledgeBaseParam } from "./kb-path.ts";
 import { declaredPartType, multipartBoundary, parseFormData } from "./multipart.ts";
@@ -111,6 +112,12 @@ export async function addDocumentHandler({ request, params, deps }: RestContext)
   });
   const upload =
     kind === "json" ? jsonUpload(body, maxJsonDepth) : await multipartUpload(body, contentType ?? "");
-  const accepted = await deps.services.knowledge.addDocument(tenant.id, slug, upload);
-  return jsonResponse(202, accepted, { location: documentLocation(slug, accepted.id), ...NO_STORE });
+  return withRateLimitHeaders(deps, tenant.id, "knowledge.documents", async (rateLimitHeaders) => {
+    const accepted = await deps.services.knowledge.addDocument(tenant.id, slug, upload);
+    return jsonResponse(202, accepted, {
+      location: documentLocation(slug, accepted.id),
+      ...NO_STORE,
+      ...rateLimitHeaders(),
+    });
+  });
 }

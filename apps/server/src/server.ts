@@ -180,25 +180,25 @@ const unavailable = () =>
 
 const BUN_DEFAULT_MAX_BODY_BYTES = 128 * 1024 * 1024;
 
-export async function startServer(initialConfig: ServerConfig, logger: Logger): Promise<RunningServer> {
-  // Bind first (so PORT=0 resolves and a taken port fails fast), answer 503 until ready.
-  let handle: (request: Request, server: Bun.Server<undefined>) => Response | Promise<Response> = unavailable;
-  let server: Bun.Server<undefined>;
+type Handler = (request: Request, server: Bun.Server<undefined>) => Response | Promise<Response>;
+
+/** Binds the HTTP server; `handle` answers every request (503 until the runtime is ready). */
+function listen(config: ServerConfig, logger: Logger, handle: Handler): Bun.Server<undefined> {
   try {
-    server = Bun.serve({
-      hostname: initialConfig.host,
-      port: initialConfig.port,
+    return Bun.serve({
+      hostname: config.host,
+      port: config.port,
       // Long enough for slow clients, short enough to shed idle sockets (a half-sent request
       // included); SSE opts out per request.
-      idleTimeout: initialConfig.httpIdleTimeoutSeconds,
+      idleTimeout: config.httpIdleTimeoutSeconds,
       // Bun's own cap (128 MiB by default) stays a backstop but never undercuts ours: the routes
       // refuse bodies over their limits themselves, by Content-Length, before reading them
       // (docs/KNOWLEDGE.md, uploads). Bun's cap answers without that care, so it stays above them.
       maxRequestBodySize: Math.max(
         BUN_DEFAULT_MAX_BODY_BYTES,
-        Math.max(initialConfig.api.maxBodyBytes, initialConfig.api.maxUploadBytes ?? 0) + 1024 * 1024,
+        Math.max(config.api.maxBodyBytes, config.api.maxUploadBytes ?? 0) + 1024 * 1024,
       ),
-      fetch: (request, bunServer) => handle(request, bunServer),
+      fetch: handle,
       error: (error) => {
         logger.error({ err: { message: error.message, stack: error.stack } }, "unhandled server error");
         return new Response(JSON.stringify({ error: "internal server error" }), {
@@ -209,9 +209,15 @@ export async function startServer(initialConfig: ServerConfig, logger: Logger): 
     });
   } catch (error) {
     throw new Error(
-      `cannot listen on ${initialConfig.host}:${initialConfig.port}: ${error instanceof Error ? error.message : String(error)}`,
+      `cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
+}
+
+export async function startServer(initialConfig: ServerConfig, logger: Logger): Promise<RunningServer> {
+  // Bind first (so PORT=0 resolves and a taken port fails fast), answer 503 until ready.
+  let handle: Handler = unavailable;
+  const server = listen(initialConfig, logger, (request, bunServer) => handle(request, bunServer));
   const config = withBoundUrls(initialConfig, server.port ?? initialConfig.port);
   const metrics = createMetricsRegistry({ processMetrics: true });
   let runtime: Runtime;

@@ -1,4 +1,4 @@
-import type { StreamEnvelope, ToolCall } from "@promptrun/contract";
+import type { RunRetrievalEvent, StreamEnvelope, ToolCall } from "@promptrun/contract";
 import type { UIMessageChunk } from "ai";
 import { pausedCallMetadata } from "./answered-pause.ts";
 
@@ -71,23 +71,7 @@ export class RunChunks {
         this.#serverResult(envelope.data, chunks);
         return false;
       case "run.retrieval":
-        // Each retrieved chunk is a source of the answer; `[n]` in the text refers to it.
-        for (const chunk of envelope.data.chunks)
-          chunks.push({
-            type: "source-document",
-            sourceId: chunk.chunkId,
-            mediaType: "text/plain",
-            title: `[${chunk.n}] ${chunk.filename}`,
-            filename: chunk.filename,
-            providerMetadata: {
-              promptrun: {
-                n: chunk.n,
-                documentId: chunk.documentId,
-                knowledgeBase: envelope.data.knowledgeBase,
-                score: chunk.score,
-              },
-            },
-          });
+        this.#sources(envelope.data, chunks);
         return false;
       case "run.requires_action":
         this.#openStep(chunks);
@@ -116,6 +100,26 @@ export class RunChunks {
       default:
         return false;
     }
+  }
+
+  /** Each retrieved chunk is a source of the answer; `[n]` in the text refers to it. */
+  #sources(data: RunRetrievalEvent, chunks: UIMessageChunk[]): void {
+    for (const chunk of data.chunks)
+      chunks.push({
+        type: "source-document",
+        sourceId: chunk.chunkId,
+        mediaType: "text/plain",
+        title: `[${chunk.n}] ${chunk.filename}`,
+        filename: chunk.filename,
+        providerMetadata: {
+          promptrun: {
+            n: chunk.n,
+            documentId: chunk.documentId,
+            knowledgeBase: data.knowledgeBase,
+            score: chunk.score,
+          },
+        },
+      });
   }
 
   /**

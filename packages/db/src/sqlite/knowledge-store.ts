@@ -114,10 +114,13 @@ const createStatements = (raw: SqliteContext["raw"]) => ({
     { chunkId: string; documentId: string; filename: string; text: string; metadata: string },
     [string, string]
   >(
+    // CROSS JOIN fixes the order: each id through the unique id index. Left to the planner, it
+    // scanned the knowledge base's chunks by its index (150 ms for 50 ids among 100k chunks).
     `SELECT c.id AS chunkId, c.document_id AS documentId, d.filename AS filename, c.text AS text,
             d.metadata AS metadata
-     FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id
-     WHERE c.knowledge_base_id = ? AND c.id IN (SELECT json_each.value FROM json_each(?))`,
+     FROM json_each(?2) j CROSS JOIN kb_chunks c ON c.id = j.value
+     JOIN kb_documents d ON d.id = c.document_id
+     WHERE c.knowledge_base_id = ?1`,
   ),
 });
 

@@ -29,7 +29,7 @@ const expectedStatuses: Array<[string, string, string, string[]]> = [
     "/api/v1/knowledge-bases/{kb}/documents",
     "post",
     "add_document",
-    ["202", "400", "401", "403", "404", "405", "413", "415", "500"],
+    ["202", "400", "401", "403", "404", "405", "413", "415", "429", "500"],
   ],
   [
     "/api/v1/knowledge-bases/{kb}/documents",
@@ -48,7 +48,7 @@ const expectedStatuses: Array<[string, string, string, string[]]> = [
     "/api/v1/knowledge-bases/{kb}/search",
     "post",
     "search_knowledge_base",
-    ["200", "400", "401", "403", "404", "405", "413", "415", "500"],
+    ["200", "400", "401", "403", "404", "405", "413", "415", "429", "500"],
   ],
   [
     "/api/v1/prompts/{slug}/tags/{tag}",

@@ -23,7 +23,8 @@ describe("useChat", () => {
     const { result } = renderHook(
       () => {
         const chat = useChat({ channel: "support" });
-        const status = chat.messages[1]?.status;
+        const answer = chat.messages[1];
+        const status = answer?.role === "assistant" ? answer.status : undefined;
         if (status !== undefined && statuses.at(-1) !== status) statuses.push(status);
         return chat;
       },

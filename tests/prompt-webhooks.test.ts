@@ -6,38 +6,9 @@
  */
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Webhook } from "standardwebhooks";
 import { createTenant, echoPrompt, pushPrompts } from "./hardening/support.ts";
 import { api, startServer, type TestServer } from "./support/server.ts";
-
-interface Received {
-  id: string;
-  verified: boolean;
-  payload: { type: string; timestamp: string; data: Record<string, unknown> };
-}
-
-function startReceiver() {
-  const secret = { value: "" };
-  const received: Received[] = [];
-  const receiver = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(request) {
-      const body = await request.text();
-      const headers = Object.fromEntries(request.headers.entries());
-      let verified = false;
-      try {
-        new Webhook(secret.value).verify(body, headers);
-        verified = true;
-      } catch {
-        verified = false;
-      }
-      received.push({ id: headers["webhook-id"] ?? "", verified, payload: JSON.parse(body) });
-      return new Response("ok");
-    },
-  });
-  return { secret, received, url: `http://127.0.0.1:${receiver.port}/hook`, stop: () => receiver.stop(true) };
-}
+import { startWebhookReceiver as startReceiver } from "./support/webhook-receiver.ts";
 
 const waitUntil = async (condition: () => boolean, timeoutMs = 20_000) => {
   const deadline = Date.now() + timeoutMs;

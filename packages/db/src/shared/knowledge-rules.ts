@@ -2,9 +2,8 @@
  * What both knowledge stores share (docs/KNOWLEDGE.md "Storage"): turning a user's query into
  * "any of these words", the metadata filter, vector bytes, and rows as port records.
  */
-import type { DocumentMediaType, DocumentStatus, Metadata, MetadataFilter } from "@promptrun/contract";
+import type { DocumentStatus, Metadata, MetadataFilter } from "@promptrun/contract";
 import {
-  type DocumentCost,
   type DocumentRecord,
   type KnowledgeBaseRecord,
   type KnowledgeBaseView,
@@ -105,24 +104,7 @@ export const knowledgeBaseRow = (record: KnowledgeBaseRecord) => ({
 });
 
 /** A kb_documents row (without the upload and the lease) as both dialects select it. */
-export interface DocumentRow {
-  id: string;
-  tenantId: string;
-  knowledgeBaseId: string;
-  externalId: string | null;
-  filename: string;
-  mediaType: DocumentMediaType;
-  metadata: Metadata;
-  status: DocumentStatus;
-  error: string | null;
-  bytes: number;
-  chunkCount: number;
-  tokens: number;
-  cost: DocumentCost | null;
-  attempts: number;
-  createdAt: Date;
-  readyAt: Date | null;
-}
+export type DocumentRow = Omit<DocumentRecord, "knowledgeBaseSlug">;
 
 export const toDocumentRecord = (row: DocumentRow, knowledgeBaseSlug: string): DocumentRecord => ({
   id: row.id,

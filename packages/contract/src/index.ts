@@ -17,3 +17,4 @@ export * from "./thread-messages.ts";
 export * from "./trpc.ts";
 export * from "./usage.ts";
 export * from "./webhook.ts";
+export * from "./workflow.ts";

@@ -270,6 +270,16 @@ export const submitToolOutputsRequestSchema = z
   .meta({ id: "SubmitToolOutputsRequest" });
 export type SubmitToolOutputsRequest = z.infer<typeof submitToolOutputsRequestSchema>;
 
+export const STEP_ID_PATTERN = /^[a-z][a-z0-9_-]{0,62}$/;
+/** A workflow step's id (it names the step's channel). Here, not in workflow.ts, so PromptRun can name it without a cycle. */
+export const stepIdSchema = z.string().regex(STEP_ID_PATTERN, "step ids must match ^[a-z][a-z0-9_-]{0,62}$");
+
+/** A prompt run's place in a workflow run (PromptRun.workflowRun, docs/WORKFLOWS.md). */
+export const workflowRunLinkSchema = z
+  .object({ id: uuidSchema, step: stepIdSchema })
+  .meta({ id: "WorkflowRunLink" });
+export type WorkflowRunLink = z.infer<typeof workflowRunLinkSchema>;
+
 /** The REST contract's PromptRun plus documented extension fields (docs/PRODUCT-RULES.md "Runs"). */
 export const promptRunSchema = z
   .object({
@@ -319,6 +329,9 @@ export const promptRunSchema = z
     memory: runMemorySchema.nullable().meta({
       description:
         "Thread history the run carried and left out; set when the run ends, null while pending (and on a run that ended before its messages were built).",
+    }),
+    workflowRun: workflowRunLinkSchema.nullable().meta({
+      description: "The workflow run and step this run is a step of; null for a run created on its own.",
     }),
   })
   .meta({ id: "PromptRun" });

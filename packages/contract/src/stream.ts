@@ -10,6 +10,12 @@ import {
   tokenUsageSchema,
   toolCallSchema,
 } from "./run.ts";
+import {
+  workflowCompletedEventSchema,
+  workflowFailedEventSchema,
+  workflowStartedEventSchema,
+  workflowStepEventSchema,
+} from "./workflow.ts";
 
 export const streamTokenResponseSchema = z
   .object({
@@ -104,6 +110,10 @@ export const threadEventSchemas = {
   "run.tool_result": runToolResultEventSchema,
   "run.requires_action": runRequiresActionEventSchema,
   "run.retrieval": runRetrievalEventSchema,
+  "workflow.started": workflowStartedEventSchema,
+  "workflow.step": workflowStepEventSchema,
+  "workflow.completed": workflowCompletedEventSchema,
+  "workflow.failed": workflowFailedEventSchema,
 } as const;
 
 /** Run events published inside a thread (what the engine emits). */
@@ -116,7 +126,11 @@ export type ThreadEvent =
   | { type: "run.tool_call"; data: z.infer<typeof runToolCallEventSchema> }
   | { type: "run.tool_result"; data: z.infer<typeof runToolResultEventSchema> }
   | { type: "run.requires_action"; data: z.infer<typeof runRequiresActionEventSchema> }
-  | { type: "run.retrieval"; data: z.infer<typeof runRetrievalEventSchema> };
+  | { type: "run.retrieval"; data: z.infer<typeof runRetrievalEventSchema> }
+  | { type: "workflow.started"; data: z.infer<typeof workflowStartedEventSchema> }
+  | { type: "workflow.step"; data: z.infer<typeof workflowStepEventSchema> }
+  | { type: "workflow.completed"; data: z.infer<typeof workflowCompletedEventSchema> }
+  | { type: "workflow.failed"; data: z.infer<typeof workflowFailedEventSchema> };
 export type ThreadEventType = ThreadEvent["type"];
 
 /** Everything a stream subscriber can receive. */
@@ -143,6 +157,10 @@ export const streamEventTypes = [
   "run.tool_result",
   "run.requires_action",
   "run.retrieval",
+  "workflow.started",
+  "workflow.step",
+  "workflow.completed",
+  "workflow.failed",
 ] as const;
 
 const streamEventDataSchemas: Record<StreamEventType, z.ZodType> = {

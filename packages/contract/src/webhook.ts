@@ -1,16 +1,21 @@
 import { z } from "zod";
 import { knowledgeDocumentSchema } from "./knowledge-base.ts";
 import { promptRunSchema } from "./run.ts";
+import { workflowRunSchema } from "./workflow.ts";
 
 export const runWebhookEventTypeSchema = z.enum(["run.completed", "run.failed", "run.requires_action"]);
 export const promptWebhookEventTypeSchema = z.enum(["prompt.version.created", "prompt.tag.moved"]);
 /** A document of a knowledge base finished ingesting (docs/KNOWLEDGE.md); sent in every environment. */
 export const documentWebhookEventTypeSchema = z.enum(["document.ready", "document.failed"]);
+/** A workflow run ended (docs/WORKFLOWS.md); sent to the webhooks of the run's environment. */
+export const workflowWebhookEventTypeSchema = z.enum(["workflow.completed", "workflow.failed"]);
 export const webhookEventTypeSchema = z.enum([
   ...runWebhookEventTypeSchema.options,
   ...promptWebhookEventTypeSchema.options,
   ...documentWebhookEventTypeSchema.options,
+  ...workflowWebhookEventTypeSchema.options,
 ]);
+export type WorkflowWebhookEventType = z.infer<typeof workflowWebhookEventTypeSchema>;
 export type DocumentWebhookEventType = z.infer<typeof documentWebhookEventTypeSchema>;
 export type WebhookEventType = z.infer<typeof webhookEventTypeSchema>;
 export type PromptWebhookEventType = z.infer<typeof promptWebhookEventTypeSchema>;
@@ -50,6 +55,11 @@ export const webhookPayloadSchema = z
       type: documentWebhookEventTypeSchema,
       timestamp: z.iso.datetime(),
       data: knowledgeDocumentSchema,
+    }),
+    z.object({
+      type: workflowWebhookEventTypeSchema,
+      timestamp: z.iso.datetime(),
+      data: workflowRunSchema,
     }),
   ])
   .meta({ id: "WebhookPayload" });

@@ -110,3 +110,15 @@ export type {
 } from "./services.ts";
 // The events a webhook may name (the CLI's `webhooks add --events`).
 export { WEBHOOK_EVENT_TYPES } from "./webhooks/webhook-event-types.ts";
+// Workflows: the store port (db implements it; docs/WORKFLOWS.md).
+export type {
+  NewWorkflowRun,
+  WorkflowRecord,
+  WorkflowRunChange,
+  WorkflowRunEnd,
+  WorkflowRunListFilter,
+  WorkflowRunRecord,
+  WorkflowStepRecord,
+  WorkflowStore,
+  WorkflowVersionRecord,
+} from "./workflows/ports.ts";

@@ -21,9 +21,11 @@ import type {
   ThreadEvent,
   TokenUsage,
   WebhookEventType,
+  WorkflowRunLink,
 } from "@promptrun/contract";
 import type { KnowledgeStore } from "./knowledge/ports.ts";
 import type { MemoryBound } from "./memory-window.ts";
+import type { WorkflowStore } from "./workflows/ports.ts";
 
 export interface Clock {
   now(): Date;
@@ -137,6 +139,8 @@ export interface RunRecord {
   retrieval: RunRetrieval[];
   /** The output's [n] markers that cite retrieved chunks; [] until the run completes. */
   citations: Citation[];
+  /** The workflow run and step this run is a step of (docs/WORKFLOWS.md); absent or null otherwise. */
+  workflowRun?: WorkflowRunLink | null | undefined;
 }
 
 /**
@@ -750,6 +754,7 @@ export interface Store {
   webhooks: WebhookStore;
   consoleSessions: ConsoleSessionStore;
   knowledge: KnowledgeStore;
+  workflows: WorkflowStore;
   close(): Promise<void>;
 }
 

@@ -121,6 +121,8 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
     webhooks: createWebhookService({ store, config, secrets, clock, onRequeue: wake }),
     consoleSessions: createConsoleSessionService({ store, clock, auth }),
     knowledge: knowledge.service,
+    workflows: {} as PromptrunServices["workflows"], // TEMP(base): createWorkflowService replaces this
+    workflowRuns: {} as PromptrunServices["workflowRuns"], // TEMP(base): the workflow run service replaces this
     rateLimits,
     events,
   };

@@ -34,6 +34,11 @@ import type {
   Webhook,
   WebhookDeliveryAttempt,
   WebhookEventType,
+  WorkflowPushResult,
+  WorkflowRun,
+  WorkflowRunListFilters,
+  WorkflowSummary,
+  WorkflowVersion,
 } from "@promptrun/contract";
 import type { AuthenticatedTenant, TenantRecord, ThreadEventBus } from "./ports.ts";
 
@@ -242,6 +247,48 @@ export interface RateLimitService {
   ): { limit: number; remaining: number; resetSeconds: number };
 }
 
+/**
+ * Workflow definitions (docs/WORKFLOWS.md "Workflow files"): pushed, versioned and tagged like
+ * prompts. Bodies are unknown and checked here.
+ */
+export interface WorkflowService {
+  /**
+   * Checks each file (schema, then the graph: cycles, unknown steps, undeclared inputs, `when`
+   * and templates that do not compile, prompt references that do not resolve in the tenant or
+   * whose declared inputs the step does not fill), then pushes; an identical workflow creates
+   * nothing. 400 names the file's slug and the path of the first error.
+   */
+  push(tenantId: string, files: unknown[]): Promise<WorkflowPushResult[]>;
+  /** PUT /workflows/{slug}/tags/{tag} with `{version}`: 400 bad tag or body, 404 unknown slug or version. */
+  tag(tenantId: string, slug: string, tag: string, body: unknown): Promise<WorkflowPushResult>;
+  /** versionSegment: UUID → id; digits → number; `latest`; anything else → tag. */
+  get(tenantId: string, slug: string, versionSegment: string): Promise<WorkflowVersion>;
+  list(tenantId: string, page: PageInput): Promise<Page<WorkflowSummary>>;
+  versions(tenantId: string, slug: string, page: PageInput): Promise<Page<WorkflowVersion>>;
+}
+
+/** Workflow runs (docs/WORKFLOWS.md "Runs"). */
+export interface WorkflowRunService {
+  /**
+   * create-run's rules and order: 403 no subscription, 404 unknown workflow or version, 400 the
+   * body (createWorkflowRunRequestSchema) and inputs against the workflow's declarations, an
+   * unknown environment or a prompt reference that no longer resolves; 429 rate limit or queue
+   * cap. Resolves once the workflow run is durably committed; its first steps start then.
+   */
+  create(
+    tenant: TenantRecord,
+    slug: string,
+    versionSegment: string,
+    body: unknown,
+    options?: CreateRunOptions,
+  ): Promise<CreateRunResponse & { replayed: boolean }>;
+  get(tenantId: string, id: string): Promise<WorkflowRun>;
+  /** Newest first; filters combined with AND. */
+  list(tenantId: string, filter: WorkflowRunListFilters, page: PageInput): Promise<Page<WorkflowRun>>;
+  /** Cancels the running steps; the run ends failed "cancelled"; 409 when it has ended. */
+  cancel(tenantId: string, id: string): Promise<WorkflowRun>;
+}
+
 export interface PromptrunServices {
   auth: AuthService;
   tenants: TenantService;
@@ -253,6 +300,8 @@ export interface PromptrunServices {
   webhooks: WebhookService;
   consoleSessions: ConsoleSessionService;
   knowledge: KnowledgeService;
+  workflows: WorkflowService;
+  workflowRuns: WorkflowRunService;
   rateLimits: RateLimitService;
   events: ThreadEventBus;
 }

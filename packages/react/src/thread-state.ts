@@ -178,7 +178,7 @@ function paused(run: RunStreamState, requiredAction: RequiredAction): RunStreamS
   return { ...run, status: "requires_action", requiredAction, parts };
 }
 
-type RunEnvelope = Exclude<StreamEnvelope, { type: "ready" | "reset" | "end" }>;
+type RunEnvelope = Extract<StreamEnvelope, { type: `run.${string}` }>;
 type DataOf<Type extends RunEnvelope["type"]> = Extract<RunEnvelope, { type: Type }>["data"];
 
 function onStarted(known: RunStreamState | undefined, data: DataOf<"run.started">): RunStreamState | null {
@@ -319,6 +319,12 @@ export function threadStreamReducer(state: ThreadStreamState, action: ThreadStre
       return { ...next, missedEvents: true };
     case "end":
       return { ...next, status: "reconnecting" };
+    case "workflow.started":
+    case "workflow.step":
+    case "workflow.completed":
+    case "workflow.failed":
+      // A workflow's own events; its steps' runs arrive as run.* events (useWorkflowRun reads these).
+      return next;
     default: {
       const run = foldRunEvent(next.runs, envelope);
       return run ? withRun(next, run) : next;

@@ -66,6 +66,14 @@ function detailOf(event: StreamEnvelope): string {
       return `waiting for ${event.data.requiredAction.toolCalls.map((call) => call.name).join(", ")}`;
     case "run.retrieval":
       return `${event.data.chunks.length} chunks from ${event.data.knowledgeBase} for "${event.data.query}"`;
+    case "workflow.started":
+      return `workflow ${event.data.workflow.slug}@v${event.data.workflow.version}`;
+    case "workflow.step":
+      return `step ${event.data.step} ${event.data.status}`;
+    case "workflow.completed":
+      return `workflow completed, ${event.data.tokenUsage.total} tokens`;
+    case "workflow.failed":
+      return `workflow failed: ${event.data.error}`;
   }
 }
 

@@ -9,6 +9,8 @@ export const webhookEvents: Record<WebhookEventType, string> = {
   "prompt.tag.moved": "a tag now points at another version (any environment)",
   "document.ready": "a knowledge base document finished ingesting (any environment)",
   "document.failed": "a knowledge base document could not be ingested (any environment)",
+  "workflow.completed": "a workflow run of this environment succeeded",
+  "workflow.failed": "a workflow run of this environment failed (or was cancelled)",
 };
 
 export const webhookEventTypes = Object.keys(webhookEvents) as WebhookEventType[];

@@ -135,6 +135,7 @@ export const completedJsonRunExample: PromptRun = {
   memory: { messages: 0, dropped: 0 },
   retrieval: [],
   citations: [],
+  workflowRun: null,
 };
 
 const pausedAt = "2026-01-01T12:00:00.900Z";

@@ -544,6 +544,7 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
         memory: null,
         retrieval: [],
         citations: [],
+        workflowRun: null,
       };
       runs.set(run.id, run);
       void execute(run, script(runRequest));

@@ -184,7 +184,8 @@ const peakConcurrency = (
   const executing = new Set<string>();
   let peak = 0;
   for (const { event } of log) {
-    if (!("runId" in event.data) || !runsOfTenant.has(event.data.runId)) continue;
+    if (!("runId" in event.data) || event.data.runId === null || !runsOfTenant.has(event.data.runId))
+      continue;
     if (event.type === "run.started") executing.add(event.data.runId);
     if (event.type === "run.completed" || event.type === "run.failed") executing.delete(event.data.runId);
     peak = Math.max(peak, executing.size);

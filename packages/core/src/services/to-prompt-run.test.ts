@@ -137,6 +137,7 @@ describe("toPromptRun", () => {
       steps: [],
       retrieval: [],
       citations: [],
+      workflowRun: null,
       memory: null,
     });
     expect(promptRunSchema.parse(run)).toEqual(run);

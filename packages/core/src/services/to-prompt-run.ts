@@ -46,6 +46,7 @@ export function toPromptRun(record: RunRecord): PromptRun {
     steps: record.steps.map(toRunStep),
     retrieval: record.retrieval,
     citations: record.citations,
+    workflowRun: record.workflowRun ?? null,
     memory: record.memoryWindow,
   };
 }

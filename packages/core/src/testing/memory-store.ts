@@ -78,6 +78,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     webhooks: guard(withoutHelpers(webhooks, "insertDeliveries", "checkDeliveries", "storedSecret")),
     consoleSessions: guard(consoleSessions),
     knowledge: guard(knowledge),
+    workflows: {} as Store["workflows"], // TEMP(base): the memory workflow store replaces this
     storedWebhookSecret: webhooks.storedSecret,
     async close() {
       closed = true;

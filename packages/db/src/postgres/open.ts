@@ -89,6 +89,7 @@ export const openPostgresStore = async (options: OpenPostgresStoreOptions): Prom
     webhooks: createWebhookStore(context),
     consoleSessions: createConsoleSessionStore(context),
     knowledge: createKnowledgeStore(context),
+    workflows: {} as Store["workflows"], // TEMP(base): the Postgres workflow store replaces this
     close() {
       closing ??= (async () => {
         await creates.close();

@@ -88,6 +88,7 @@ export const openSqliteStore = async (options: OpenSqliteStoreOptions): Promise<
       webhooks: createWebhookStore(context),
       consoleSessions: createConsoleSessionStore(context),
       knowledge: createKnowledgeStore(context),
+      workflows: {} as Store["workflows"], // TEMP(base): the SQLite workflow store replaces this
       async close() {
         if (closed) return;
         closed = true;

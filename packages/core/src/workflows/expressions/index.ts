@@ -1,0 +1,8 @@
+export { type CompiledExpression, compileExpression, type ExpressionContext, fromCel } from "./expression.ts";
+export {
+  asText,
+  type CompiledTemplate,
+  type CompiledValue,
+  compileTemplate,
+  compileValue,
+} from "./template.ts";

@@ -117,8 +117,10 @@ test("CLI commands work on the database of a running server, and the server sees
   );
   expect(pushed.code).toBe(0);
   expect(pushed.json.map((prompt) => prompt.slug).sort()).toEqual([
+    "answer-ticket",
     "ask-docs",
     "chat",
+    "classify-ticket",
     "extract-contact",
     "greet",
     "order-status",

@@ -14,6 +14,7 @@ import { promptCommands } from "./cli/prompts.ts";
 import { serve } from "./cli/serve.ts";
 import { keyCommands, tenantCommands } from "./cli/tenants.ts";
 import { webhookCommands } from "./cli/webhooks.ts";
+import { workflowCommands } from "./cli/workflows.ts";
 import { ConfigurationError, readProcessEnvironment } from "./env.ts";
 
 const USAGE = `Usage: promptrun <command> [--json]
@@ -27,6 +28,9 @@ const USAGE = `Usage: promptrun <command> [--json]
   keys revoke <apiKey-or-prefix>
   prompts push <file-or-dir> --tenant <id>      push prompt files (YAML or JSON)
   prompts tag <slug> <version> <tag> --tenant <id>
+  workflows push <file-or-dir> --tenant <id>    push workflow files (YAML or JSON)
+  workflows tag <slug> <version> <tag> --tenant <id>
+  workflows list --tenant <id>
   envs set <tenantId> <environment> KEY=VALUE…  set env vars (creates the environment)
   envs list <tenantId>
   webhooks add <tenantId> <environment> <url> [--events run.completed,run.failed]
@@ -56,6 +60,7 @@ const COMMANDS = new Map<string, Command>(
     ...envCommands,
     ...webhookCommands,
     ...knowledgeBaseCommands,
+    ...workflowCommands,
   } satisfies CommandTable),
 );
 

@@ -19,6 +19,7 @@ import type { ServerConfig } from "./env.ts";
 import { readPromptFiles } from "./prompt-files.ts";
 import { resolveSecret } from "./secret.ts";
 import { seedDemoKnowledge } from "./seed-demo-knowledge.ts";
+import { seedDemoWorkflows } from "./seed-demo-workflows.ts";
 
 export const EXAMPLE_PROMPTS_DIR = resolve(import.meta.dir, "../../../prompts");
 
@@ -123,6 +124,8 @@ export interface DemoSeed {
   tenantId: string;
   apiKey: string;
   prompts: Array<{ slug: string; version: number }>;
+  /** The demo workflows (with the development model only: their steps run on dev:echo). */
+  workflows: Array<{ slug: string; version: number }>;
 }
 
 /** Example prompts on `dev:*` are left out when the development model is turned off. */
@@ -141,7 +144,8 @@ const seedablePrompts = (files: unknown[], devModel: boolean): unknown[] =>
 
 /**
  * On an empty database: a demo tenant, its API key (returned once), the demo knowledge base
- * (with the development model) and the example prompts.
+ * (with the development model), the example prompts, then the demo workflows (with the
+ * development model; their steps name those prompts and that knowledge base).
  */
 export async function seedDemoIfEmpty(
   runtime: Runtime,
@@ -154,7 +158,13 @@ export async function seedDemoIfEmpty(
   // The demo knowledge base before the prompts: ask-docs retrieves from it (keyless, like dev:echo).
   if (options.devModel) await seedDemoKnowledge(services.knowledge, tenant.id);
   const pushed = files.length > 0 ? await services.prompts.push(tenant.id, files) : [];
-  return { tenantId: tenant.id, apiKey, prompts: pushed.map(({ slug, version }) => ({ slug, version })) };
+  const workflows = options.devModel ? await seedDemoWorkflows(services.workflows, tenant.id) : [];
+  return {
+    tenantId: tenant.id,
+    apiKey,
+    prompts: pushed.map(({ slug, version }) => ({ slug, version })),
+    workflows,
+  };
 }
 
 export interface RunningServer {

@@ -188,6 +188,8 @@ test("the document lists every webhook event with the Standard Webhooks headers"
     "run.completed",
     "run.failed",
     "run.requires_action",
+    "workflow.completed",
+    "workflow.failed",
   ]);
   for (const webhook of Object.values(webhooks)) {
     expect(webhook.post.parameters.map((parameter) => parameter.name).sort()).toEqual([

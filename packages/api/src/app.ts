@@ -39,6 +39,7 @@ import { runMessagesHandler } from "./rest/run-messages.ts";
 import { submitToolOutputsHandler } from "./rest/submit-tool-outputs.ts";
 import { importThreadMessagesHandler, listThreadMessagesHandler } from "./rest/thread-messages.ts";
 import { usageHandler } from "./rest/usage.ts";
+import { workflowRoutes } from "./rest/workflows/routes.ts";
 import { createStreamHandler, type EndReason } from "./sse/index.ts";
 import { createTrpcHandler } from "./trpc/index.ts";
 
@@ -189,7 +190,8 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): App {
     .add("GET", "/metrics", (request) => metricsResponse(metrics, appDeps, request))
     .add("*", "/trpc/*", (request) => trpc(request))
     .add("GET", "/stream/:thread", cappedStream);
-  for (const [method, pattern, handler] of knowledgeBaseRoutes) router.add(method, pattern, rest(handler));
+  for (const [method, pattern, handler] of [...knowledgeBaseRoutes, ...workflowRoutes])
+    router.add(method, pattern, rest(handler));
   if (deps.config.console !== undefined) {
     // Off (no console config): these paths are unknown routes, 404 (docs/console.md).
     const assets = createConsoleAssetsHandler(deps.config.console.distDir);

@@ -4,6 +4,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { buildOpenApiDocument } from "./build-openapi-document.ts";
 import { createComponentValidator } from "./component-validator.ts";
 import type { completedJsonRunExample, requiresActionRunExample } from "./prompt-components.ts";
+import { completedWorkflowRunExample } from "./workflow-operations.ts";
 
 const document = buildOpenApiDocument({ serverUrl: "http://127.0.0.1:3000" });
 const json = JSON.parse(JSON.stringify(document));
@@ -131,6 +132,45 @@ const expectedStatuses: Array<[string, string, string, string[]]> = [
     "get_prompt_version",
     ["200", "304", "401", "404", "405", "500"],
   ],
+  ["/api/v1/workflows", "get", "list_workflows", ["200", "400", "401", "405", "500"]],
+  [
+    "/api/v1/workflows",
+    "post",
+    "push_workflow",
+    ["200", "201", "400", "401", "403", "405", "413", "415", "500"],
+  ],
+  [
+    "/api/v1/workflows/{slug}/versions",
+    "get",
+    "list_workflow_versions",
+    ["200", "400", "401", "404", "405", "500"],
+  ],
+  [
+    "/api/v1/workflows/{slug}/{version}",
+    "get",
+    "get_workflow_version",
+    ["200", "304", "401", "404", "405", "500"],
+  ],
+  [
+    "/api/v1/workflows/{slug}/tags/{tag}",
+    "put",
+    "set_workflow_tag",
+    ["200", "400", "401", "403", "404", "405", "413", "415", "500"],
+  ],
+  [
+    "/api/v1/workflows/{slug}/{version}/runs",
+    "post",
+    "create_workflow_run",
+    ["202", "400", "401", "403", "404", "405", "409", "413", "415", "429", "500", "503"],
+  ],
+  ["/api/v1/workflowruns", "get", "list_workflow_runs", ["200", "400", "401", "405", "500"]],
+  ["/api/v1/workflowruns/{id}", "get", "get_workflow_run", ["200", "401", "404", "405", "500"]],
+  [
+    "/api/v1/workflowruns/{id}/cancel",
+    "post",
+    "cancel_workflow_run",
+    ["200", "401", "404", "405", "409", "500"],
+  ],
 ];
 
 describe("buildOpenApiDocument", () => {
@@ -194,6 +234,14 @@ describe("buildOpenApiDocument", () => {
       "/api/v1/knowledge-bases/{kb}/documents": "GET, HEAD, POST",
       "/api/v1/knowledge-bases/{kb}/documents/{id}": "GET, HEAD, DELETE",
       "/api/v1/knowledge-bases/{kb}/search": "POST",
+      "/api/v1/workflows": "GET, HEAD, POST",
+      "/api/v1/workflows/{slug}/versions": "GET, HEAD",
+      "/api/v1/workflows/{slug}/{version}": "GET, HEAD",
+      "/api/v1/workflows/{slug}/tags/{tag}": "PUT",
+      "/api/v1/workflows/{slug}/{version}/runs": "POST",
+      "/api/v1/workflowruns": "GET, HEAD",
+      "/api/v1/workflowruns/{id}": "GET, HEAD",
+      "/api/v1/workflowruns/{id}/cancel": "POST",
     };
     for (const [path, method] of expectedStatuses) {
       const found = json.paths[path][method];
@@ -239,6 +287,8 @@ describe("buildOpenApiDocument", () => {
         "prompt.tag.moved": "PromptTagMovedData",
         "document.ready": "KnowledgeDocument",
         "document.failed": "KnowledgeDocument",
+        "workflow.completed": "WorkflowRun",
+        "workflow.failed": "WorkflowRun",
       }[type];
       expect(payload.properties.data).toEqual({ $ref: `#/components/schemas/${data}` });
     }
@@ -332,8 +382,11 @@ describe("buildOpenApiDocument", () => {
       memory: { messages: 2, dropped: 0 },
       retrieval: [],
       citations: [],
+      workflowRun: null,
     };
     expect(validator.validate("PromptRun", run)).toEqual([]);
+    const stepRun = { ...run, workflowRun: { id: "0196f3c1-1f0e-7a3b-8b7c-1234567890b1", step: "classify" } };
+    expect(validator.validate("PromptRun", stepRun)).toEqual([]);
     // Responses may gain fields later; clients must not break on them.
     expect(validator.validate("PromptRun", { ...run, futureField: 1 })).toEqual([]);
     expect(validator.validate("PromptRun", { ...run, status: "running" }).join()).toContain("/status");
@@ -507,5 +560,82 @@ describe("buildOpenApiDocument", () => {
       [],
     );
     expect(validator.validate("PromptFile", { ...file, maxSteps: 33 })).not.toEqual([]);
+  });
+
+  test("workflows: files, versions and runs are components; the run example validates; events are documented", () => {
+    const validator = createComponentValidator(document);
+    const schemas = json.components.schemas;
+    for (const name of [
+      "WorkflowFile",
+      "WorkflowVersion",
+      "WorkflowSummary",
+      "WorkflowPushResult",
+      "SetWorkflowTagRequest",
+      "CreateWorkflowRunRequest",
+      "WorkflowRun",
+      "WorkflowRunStep",
+      "WorkflowRunPage",
+      "WorkflowStartedEvent",
+      "WorkflowStepEvent",
+      "WorkflowCompletedEvent",
+      "WorkflowFailedEvent",
+    ])
+      expect(schemas[name], name).toBeDefined();
+    const getRun = operation("/api/v1/workflowruns/{id}", "get").responses["200"]?.content?.[
+      "application/json"
+    ] as { schema: { $ref: string }; examples: Record<string, { value: unknown }> };
+    expect(getRun.schema.$ref).toBe("#/components/schemas/WorkflowRun");
+    expect(validator.validate("WorkflowRun", getRun.examples.completed?.value)).toEqual([]);
+    // Open to new fields, closed on its enums.
+    expect(validator.validate("WorkflowRun", { ...completedWorkflowRunExample, later: 1 })).toEqual([]);
+    expect(
+      validator.validate("WorkflowRun", { ...completedWorkflowRunExample, status: "running" }),
+    ).not.toEqual([]);
+    const badStep = { ...completedWorkflowRunExample.steps[0], status: "waiting" };
+    expect(
+      validator.validate("WorkflowRun", { ...completedWorkflowRunExample, steps: [badStep] }),
+    ).not.toEqual([]);
+    // The create body is create-run's without a channel, closed.
+    expect(validator.validate("CreateWorkflowRunRequest", { inputs: { ticket: "x" } })).toEqual([]);
+    expect(validator.validate("CreateWorkflowRunRequest", { inputs: {}, channel: "x" })).not.toEqual([]);
+    const file = {
+      slug: "triage",
+      inputs: { ticket: { type: "string" } },
+      steps: [
+        { id: "classify", prompt: "classify@production", inputs: { text: "{{inputs.ticket}}" } },
+        { id: "docs", retrieve: { knowledgeBase: "help", query: "{{inputs.ticket}}", topK: 5 } },
+        { id: "answer", prompt: "answer", when: "steps.classify.outputJson.category != 'spam'" },
+      ],
+      output: "{{steps.answer.output}}",
+    };
+    expect(validator.validate("WorkflowFile", file)).toEqual([]);
+    expect(validator.validate("WorkflowFile", { ...file, steps: [] })).not.toEqual([]);
+    expect(validator.validate("WorkflowFile", { ...file, extra: 1 })).not.toEqual([]);
+    expect(
+      validator.validate("WorkflowCompletedEvent", {
+        workflowRunId: completedWorkflowRunExample.id,
+        output: completedWorkflowRunExample.output,
+        outputJson: null,
+        tokenUsage: completedWorkflowRunExample.tokenUsage,
+        cost: completedWorkflowRunExample.cost,
+        finishedAt: completedWorkflowRunExample.finishedAt,
+      }),
+    ).toEqual([]);
+    const createRun = operation("/api/v1/workflows/{slug}/{version}/runs", "post") as Operation & {
+      parameters: Array<{ name: string; in: string }>;
+      responses: Record<string, { headers?: Record<string, unknown> }>;
+    };
+    expect(createRun.parameters.map((parameter) => [parameter.name, parameter.in])).toEqual([
+      ["slug", "path"],
+      ["version", "path"],
+      ["Idempotency-Key", "header"],
+    ]);
+    expect(Object.keys(createRun.responses["202"]?.headers ?? {})).toEqual([
+      "Location",
+      "Idempotent-Replayed",
+      "RateLimit-Limit",
+      "RateLimit-Remaining",
+      "RateLimit-Reset",
+    ]);
   });
 });

@@ -17,6 +17,10 @@ import {
   slugSchema,
   streamTokenResponseSchema,
   uuidSchema,
+  workflowCompletedEventSchema,
+  workflowFailedEventSchema,
+  workflowStartedEventSchema,
+  workflowStepEventSchema,
 } from "@promptrun/contract";
 import { z } from "zod";
 import { type CreateDocumentOptions, createDocument } from "zod-openapi";
@@ -46,6 +50,7 @@ import { tagOperations } from "./tag-operations.ts";
 import { threadOperations, threadsTag } from "./thread-operations.ts";
 import { toolOutputOperations } from "./tool-output-operations.ts";
 import { webhookOperations, webhookPayloadComponents } from "./webhook-operations.ts";
+import { workflowOperations, workflowsTag } from "./workflow-operations.ts";
 
 export type OpenApiDocument = ReturnType<typeof createDocument>;
 
@@ -114,6 +119,33 @@ const streamEvents: Array<{ name: string; component: string; schema: z.ZodType; 
     component: "RunFailedEvent",
     schema: runFailedEventSchema,
     description: "The run failed (or was cancelled) with an error message and the cost of what was consumed.",
+  },
+  {
+    name: "workflow.started",
+    component: "WorkflowStartedEvent",
+    schema: workflowStartedEventSchema,
+    description: "A workflow run on the thread was created (once); its steps' runs follow as `run.*` events.",
+  },
+  {
+    name: "workflow.step",
+    component: "WorkflowStepEvent",
+    schema: workflowStepEventSchema,
+    description:
+      "A step of a workflow run changed status (running, completed, failed, skipped, cancelled); `runId` is the step's prompt run, null for a retrieve step or a step that never started.",
+  },
+  {
+    name: "workflow.completed",
+    component: "WorkflowCompletedEvent",
+    schema: workflowCompletedEventSchema,
+    description:
+      "The workflow run finished (once) with its output, outputJson (the value of an output that is one step's `output` or one non-string expression, else null), summed token usage and cost.",
+  },
+  {
+    name: "workflow.failed",
+    component: "WorkflowFailedEvent",
+    schema: workflowFailedEventSchema,
+    description:
+      "The workflow run failed (once): a step failed (`step '<id>' failed: …`) or it was cancelled (`cancelled`), with the cost of what was consumed.",
   },
   {
     name: "reset",
@@ -222,8 +254,9 @@ const tags = [
   {
     name: "Webhooks",
     description:
-      "Signed POSTs (Standard Webhooks) the server sends to the webhooks of an environment when a run ends or waits for tool outputs, and, to webhooks that ask, when a prompt changes.",
+      "Signed POSTs (Standard Webhooks) the server sends to the webhooks of an environment when a run ends or waits for tool outputs, and, to webhooks that ask, when a prompt changes, a document is ingested or a workflow run ends.",
   },
+  workflowsTag,
   threadsTag,
   knowledgeBasesTag,
   usageTag,
@@ -282,6 +315,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
         ...runListOperations,
         ...threadOperations,
         ...knowledgeOperations,
+        ...workflowOperations,
         "/api/v1/threads/{thread}/stream-token": {
           post: {
             operationId: "create_stream_token",

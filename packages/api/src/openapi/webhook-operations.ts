@@ -20,17 +20,24 @@ const signatureHeaders = z.object({
 });
 
 /**
- * The PromptRun of a run event, by reference: a webhook body is a request body (an input to
- * zod-openapi) but what the server sends, so it must be the very PromptRun component that
- * get_prompt_run answers (open to new fields), not an input variant of it.
+ * The PromptRun of a run event (and the WorkflowRun of a workflow event), by reference: a
+ * webhook body is a request body (an input to zod-openapi) but what the server sends, so it
+ * must be the very component that get_prompt_run (get_workflow_run) answers, open to new
+ * fields, not an input variant of it.
  */
-const PROMPT_RUN = { $ref: "#/components/schemas/PromptRun" } as const;
+interface ComponentRef {
+  $ref: string;
+}
+const PROMPT_RUN: ComponentRef = { $ref: "#/components/schemas/PromptRun" };
+const WORKFLOW_RUN: ComponentRef = { $ref: "#/components/schemas/WorkflowRun" };
+
+const isComponentRef = (data: z.ZodType | ComponentRef): data is ComponentRef => "$ref" in data;
 
 const webhookEvents: Array<{
   type: WebhookEventType;
   component: string;
   description: string;
-  data: z.ZodType | typeof PROMPT_RUN;
+  data: z.ZodType | ComponentRef;
   timestamp: string;
 }> = [
   {
@@ -88,6 +95,22 @@ const webhookEvents: Array<{
     data: knowledgeDocumentSchema,
     timestamp: "When the document failed.",
   },
+  {
+    type: "workflow.completed",
+    component: "WorkflowCompletedWebhook",
+    description:
+      "A workflow run of the webhook's environment completed; `data` is the completed WorkflowRun (output, summed usage and cost, every step). Only webhooks that name this event in their `events`.",
+    data: WORKFLOW_RUN,
+    timestamp: "When the workflow run ended.",
+  },
+  {
+    type: "workflow.failed",
+    component: "WorkflowFailedWebhook",
+    description:
+      "A workflow run of the webhook's environment failed (a step failed, or the run was cancelled); `data` is the failed WorkflowRun with its `error`. Only webhooks that name this event in their `events`.",
+    data: WORKFLOW_RUN,
+    timestamp: "When the workflow run ended.",
+  },
 ];
 
 type WebhookEvent = (typeof webhookEvents)[number];
@@ -97,30 +120,31 @@ const payloadFields = (event: WebhookEvent) => ({
   timestamp: { type: "string", format: "date-time", description: event.timestamp },
 });
 
-/** The body of an event: a zod schema, or for run events a plain component around PromptRun. */
-const payloadSchema = (event: WebhookEvent) =>
-  event.data === PROMPT_RUN
-    ? { $ref: `#/components/schemas/${event.component}` }
-    : z
-        .object({
-          type: z.literal(event.type).meta({ description: "The event." }),
-          timestamp: z.iso.datetime().meta({ description: event.timestamp }),
-          data: event.data,
-        })
-        .meta({ id: event.component });
+/** The body of an event: a zod schema, or for run events a plain component around the run's. */
+const payloadSchema = (event: WebhookEvent) => {
+  const { data } = event;
+  if (isComponentRef(data)) return { $ref: `#/components/schemas/${event.component}` };
+  return z
+    .object({
+      type: z.literal(event.type).meta({ description: "The event." }),
+      timestamp: z.iso.datetime().meta({ description: event.timestamp }),
+      data,
+    })
+    .meta({ id: event.component });
+};
 
 /** Components of the run events' bodies (registered beside the generated ones). */
 export const webhookPayloadComponents = Object.fromEntries(
-  webhookEvents
-    .filter((event) => event.data === PROMPT_RUN)
-    .map((event) => [
-      event.component,
-      {
-        type: "object" as const,
-        properties: { ...payloadFields(event), data: PROMPT_RUN },
-        required: ["type", "timestamp", "data"],
-      },
-    ]),
+  webhookEvents.flatMap((event) => {
+    const { data } = event;
+    if (!isComponentRef(data)) return [];
+    const component = {
+      type: "object" as const,
+      properties: { ...payloadFields(event), data },
+      required: ["type", "timestamp", "data"],
+    };
+    return [[event.component, component]];
+  }),
 );
 
 const webhookOperation = (event: WebhookEvent) => ({

@@ -2,7 +2,7 @@ import { METADATA_QUERY_PREFIX, RUN_LIST_QUERY_NAMES, runListRequestSchema } fro
 import { formatValidationError, invalid } from "@promptrun/core";
 import { authenticateRequest } from "../console/console-request.ts";
 import { jsonResponse } from "../http/json-response.ts";
-import { numberOrText, singleValuedQuery } from "./query-params.ts";
+import { numberOrText, refuseUnknownFilters, singleValuedQuery } from "./query-params.ts";
 import type { RestContext } from "./rest-context.ts";
 
 const KNOWN: ReadonlySet<string> = new Set(RUN_LIST_QUERY_NAMES);
@@ -18,11 +18,7 @@ function runListRequestOf(url: URL) {
     else if (KNOWN.has(name)) request[name] = NUMERIC.has(name) ? numberOrText(value) : value;
     else unknown.push(name);
   }
-  if (unknown.length > 0) {
-    throw invalid(
-      `unknown filter${unknown.length > 1 ? "s" : ""} ${unknown.map((name) => `'${name}'`).join(", ")}`,
-    );
-  }
+  refuseUnknownFilters(unknown);
   if (Object.keys(metadata).length > 0) request.metadata = metadata;
   const parsed = runListRequestSchema.safeParse(request);
   if (!parsed.success) throw invalid(formatValidationError(parsed.error, "query"));

@@ -10,7 +10,7 @@ export function requireUuidParam(value: string | undefined, message: string): st
 }
 
 /** A version segment is a UUID, a version number, `latest` or a well-formed tag. */
-const isVersionSegment = (segment: string): boolean =>
+export const isVersionSegment = (segment: string): boolean =>
   segment === "latest" ||
   VERSION_NUMBER.test(segment) ||
   isUuid(segment) ||

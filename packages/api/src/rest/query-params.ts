@@ -13,3 +13,10 @@ export function singleValuedQuery(url: URL): Map<string, string> {
 /** Decimal digits become a number (so the schema checks its range); anything else stays text. */
 export const numberOrText = (value: string): number | string =>
   /^\d{1,15}$/.test(value) ? Number(value) : value;
+
+/** A 400 naming every query parameter a list does not know (none: nothing happens). */
+export function refuseUnknownFilters(unknown: readonly string[]): void {
+  if (unknown.length === 0) return;
+  const names = unknown.map((name) => `'${name}'`).join(", ");
+  throw invalid(`unknown filter${unknown.length > 1 ? "s" : ""} ${names}`);
+}

@@ -129,6 +129,51 @@ describe("GET /stream/:thread over a socket", () => {
     await sse.close();
   });
 
+  test("workflow events are delivered like run events: in order, byte for byte, beside the steps' run events", async () => {
+    const { thread, token } = await mint(kit);
+    const sse = await open(kit, thread, { token });
+    await sse.waitForMessages(1);
+    const workflowRunId = "0196f3c1-1f0e-7a3b-8b7c-1234567890b1";
+    const finishedAt = "2030-01-01T00:00:00.000Z";
+    const cost = {
+      success: { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0, priced: true },
+      retries: { input: 0, cachedInput: 0, output: 0, webSearch: 0, total: 0 },
+      total: 0,
+    };
+    const events: ThreadEvent[] = [
+      { type: "workflow.started", data: { workflowRunId, workflow: { slug: "triage", version: 2 } } },
+      { type: "workflow.step", data: { workflowRunId, step: "classify", status: "running", runId: RUN_ID } },
+      tokenEvent(0, "account"),
+      {
+        type: "workflow.step",
+        data: { workflowRunId, step: "classify", status: "completed", runId: RUN_ID },
+      },
+      { type: "workflow.step", data: { workflowRunId, step: "answer", status: "skipped", runId: null } },
+      {
+        type: "workflow.completed",
+        data: {
+          workflowRunId,
+          output: "account",
+          outputJson: null,
+          tokenUsage: { input: 1, inputCached: 0, output: 1, reasoning: 0, total: 2 },
+          cost,
+          finishedAt,
+        },
+      },
+      { type: "workflow.failed", data: { workflowRunId, error: "cancelled", cost: null, finishedAt } },
+    ];
+    for (const event of events) kit.services.events.publish(kit.tenantA.id, thread, event);
+    const received = (await sse.waitForMessages(1 + events.length)).slice(1);
+    expect(received.map((message) => message.event)).toEqual(events.map((event) => event.type));
+    expect(received.map((message) => JSON.parse(message.data))).toEqual(events.map((event) => event.data));
+    // `outputJson: null` is sent, not dropped.
+    expect(received[5]?.data).toContain('"outputJson":null');
+    expect(sse.text()).toEndWith(
+      new TextDecoder().decode(encodeSseMessage(received.at(-1)?.id ?? "", events.at(-1) as ThreadEvent)),
+    );
+    await sse.close();
+  });
+
   test("?token= works for EventSource clients that cannot send headers", async () => {
     const { thread, token } = await mint(kit);
     const sse = await open(kit, thread, { query: `?token=${encodeURIComponent(token)}` });

@@ -8,6 +8,8 @@ import { createRunRouter } from "./routers/run-router.ts";
 import { createThreadRouter } from "./routers/thread-router.ts";
 import { createUsageRouter } from "./routers/usage-router.ts";
 import { createWebhookRouter } from "./routers/webhook-router.ts";
+import { createWorkflowRouter } from "./routers/workflow-router.ts";
+import { createWorkflowRunRouter } from "./routers/workflow-run-router.ts";
 
 /** The whole tRPC surface: routers are nouns, procedures verbs, subscriptions `on…`. */
 export function createAppRouter(options: TrpcRootOptions) {
@@ -22,6 +24,8 @@ export function createAppRouter(options: TrpcRootOptions) {
     webhook: createWebhookRouter(t, procedures),
     key: createKeyRouter(t, procedures),
     knowledgeBase: createKnowledgeBaseRouter(t, procedures),
+    workflow: createWorkflowRouter(t, procedures),
+    workflowRun: createWorkflowRunRouter(t, procedures),
     admin: createAdminRouter(t, procedures),
   });
 }

@@ -9,7 +9,7 @@ import type { StreamRegistry } from "../sse/stream-registry.ts";
 export type Caller =
   | { kind: "anonymous" }
   | { kind: "tenant"; tenant: TenantRecord }
-  /** A stream token: reads the runs of its thread (`run.get`), nothing else. */
+  /** A stream token: reads the runs and workflow runs of its thread (`run.get`, `workflowRun.get`), nothing else. */
   | { kind: "stream-token"; token: string }
   /** An API key or console session that did not authenticate: the error surfaces only where a tenant is required. */
   | { kind: "rejected"; error: unknown };

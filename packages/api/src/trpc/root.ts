@@ -25,7 +25,7 @@ export function createTrpcRoot(options: TrpcRootOptions) {
 export type TrpcRoot = ReturnType<typeof createTrpcRoot>;
 
 const STREAM_TOKEN_SCOPE =
-  "a stream token only grants run.get and thread.onEvents of its thread; use an API key (Authorization: Bearer <API key>)";
+  "a stream token only grants run.get, workflowRun.get and thread.onEvents of its thread; use an API key (Authorization: Bearer <API key>)";
 
 /** The tenant of an API-key caller; unauthorized otherwise (the key's own error when it was refused). */
 export function requireTenant(caller: Caller): TenantRecord {

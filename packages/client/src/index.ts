@@ -10,3 +10,4 @@ export type { ListRunsOptions } from "./runs-list.ts";
 export * from "./subscribe-to-thread.ts";
 export type { ThreadMessagesOptions } from "./thread-messages.ts";
 export type { UsageOptions } from "./usage.ts";
+export * from "./workflows.ts";

@@ -33,6 +33,12 @@ import { type ListRunsOptions, listRunPages, listRuns } from "./runs-list.ts";
 import { type SubscribeToThreadOptions, subscribeToThread } from "./subscribe-to-thread.ts";
 import { importThreadMessages, listThreadMessages, type ThreadMessagesOptions } from "./thread-messages.ts";
 import { getUsage, type UsageOptions } from "./usage.ts";
+import {
+  createWorkflowRunsClient,
+  createWorkflowsClient,
+  type WorkflowRunsClient,
+  type WorkflowsClient,
+} from "./workflows.ts";
 
 /** Options of {@link createPromptrunClient}. */
 export interface PromptrunClientOptions {
@@ -145,6 +151,10 @@ export interface PromptrunClient {
    * `documents(slug).add/list/get/delete`, `waitUntilReady` and `search`.
    */
   knowledgeBases: KnowledgeBasesClient;
+  /** Workflows (docs/WORKFLOWS.md): `push`, `list`, `versions`, `get`, `tag`. */
+  workflows: WorkflowsClient;
+  /** Workflow runs: `create`, `get`, `list`, `cancel`, `waitUntilEnded`. */
+  workflowRuns: WorkflowRunsClient;
   /** Usage and cost of ended runs created in [from, to), grouped by day, prompt, model or environment. */
   usage(options?: UsageOptions): Promise<UsageResponse>;
   threads: {
@@ -301,6 +311,8 @@ export function createPromptrunClient(options: PromptrunClientOptions): Promptru
     runs,
     threads,
     knowledgeBases: createKnowledgeBasesClient(requester),
+    workflows: createWorkflowsClient(requester),
+    workflowRuns: createWorkflowRunsClient(requester),
     usage: (usageOptions) => getUsage(request, usageOptions),
   };
 }

@@ -16,6 +16,7 @@ const run = (id: string) => ({
   steps: [],
   retrieval: [],
   citations: [],
+  workflowRun: null,
   metadata: {},
   output: null,
   outputJson: null,

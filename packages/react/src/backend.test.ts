@@ -80,4 +80,32 @@ describe("createBackend", () => {
     ]);
     expect(JSON.parse(String(requests[0]?.init.body))).toEqual({ toolOutputs: outputs });
   });
+
+  test("workflow runs: POST /workflow-runs and GET /workflow-runs/<id> (or custom paths), checked", async () => {
+    const { requests, fetchFunction } = recordingFetch((url) =>
+      url.endsWith("/workflow-runs")
+        ? Response.json({ id: thread, thread }, { status: 202 })
+        : Response.json({ id: thread, status: "pending" }),
+    );
+    const backend = createBackend({ baseUrl: "/api", fetch: fetchFunction });
+    expect(await backend.createWorkflowRun?.({ workflow: "triage", ticket: "help" })).toEqual({
+      id: thread,
+      thread,
+    });
+    const error = await backend.getWorkflowRun?.(thread).catch((caught: unknown) => caught);
+    // A body that is not a whole WorkflowRun is refused.
+    expect(error).toMatchObject({ code: "invalid_response" });
+    const custom = createBackend({
+      baseUrl: "/api",
+      paths: { workflowRun: (id) => `/flows/${id}` },
+      fetch: fetchFunction,
+    });
+    await custom.getWorkflowRun?.(thread).catch(() => {});
+    expect(requests.map((request) => `${request.init.method} ${request.url}`)).toEqual([
+      "POST /api/workflow-runs",
+      `GET /api/workflow-runs/${thread}`,
+      `GET /api/flows/${thread}`,
+    ]);
+    expect(JSON.parse(String(requests[0]?.init.body))).toEqual({ workflow: "triage", ticket: "help" });
+  });
 });

@@ -11,6 +11,8 @@ import {
   type StreamTokenResponse,
   searchResponseSchema,
   streamTokenResponseSchema,
+  type WorkflowRun,
+  workflowRunSchema,
 } from "@promptrun/contract";
 import type { z } from "zod";
 
@@ -50,6 +52,13 @@ export interface PromptrunBackend {
     id: string,
     options?: { signal?: AbortSignal },
   ): Promise<KnowledgeDocument>;
+  /**
+   * Starts a workflow run; `variables` is whatever the app's backend accepts (it calls
+   * `client.workflowRuns.create`). Needed by `useCreateWorkflowRun`.
+   */
+  createWorkflowRun?(variables: unknown, options?: { signal?: AbortSignal }): Promise<CreateRunResponse>;
+  /** Reads a workflow run (the backend checks the user may see it). Needed by `useWorkflowRun`. */
+  getWorkflowRun?(id: string, options?: { signal?: AbortSignal }): Promise<WorkflowRun>;
 }
 
 /** Paths of the app's backend routes, relative to `baseUrl`. */
@@ -66,6 +75,10 @@ export interface BackendPaths {
   knowledgeSearch: (knowledgeBase: string) => string;
   /** `GET` → KnowledgeDocument. Default `/knowledge-bases/<kb>/documents/<id>`. */
   document: (knowledgeBase: string, id: string) => string;
+  /** `POST <variables>` → `{id, thread}`. Default `/workflow-runs`. */
+  createWorkflowRun: string;
+  /** `GET` → WorkflowRun. Default `/workflow-runs/<id>`. */
+  workflowRun: (id: string) => string;
 }
 
 /** Options of {@link createBackend}. */
@@ -86,6 +99,8 @@ const defaultPaths: BackendPaths = {
   knowledgeSearch: (knowledgeBase) => `/knowledge-bases/${encodeURIComponent(knowledgeBase)}/search`,
   document: (knowledgeBase, id) =>
     `/knowledge-bases/${encodeURIComponent(knowledgeBase)}/documents/${encodeURIComponent(id)}`,
+  createWorkflowRun: "/workflow-runs",
+  workflowRun: (id) => `/workflow-runs/${encodeURIComponent(id)}`,
 };
 
 /**
@@ -144,5 +159,9 @@ export function createBackend(options: CreateBackendOptions): PromptrunBackend {
       call("POST", paths.knowledgeSearch(knowledgeBase), searchResponseSchema, request, callOptions?.signal),
     getDocument: (knowledgeBase, id, callOptions) =>
       call("GET", paths.document(knowledgeBase, id), knowledgeDocumentSchema, undefined, callOptions?.signal),
+    createWorkflowRun: (variables, callOptions) =>
+      call("POST", paths.createWorkflowRun, createRunResponseSchema, variables, callOptions?.signal),
+    getWorkflowRun: (id, callOptions) =>
+      call("GET", paths.workflowRun(id), workflowRunSchema, undefined, callOptions?.signal),
   };
 }

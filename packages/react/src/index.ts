@@ -9,3 +9,4 @@ export * from "./use-create-run.ts";
 export * from "./use-knowledge.ts";
 export * from "./use-run.ts";
 export * from "./use-thread-stream.ts";
+export * from "./use-workflow-run.ts";

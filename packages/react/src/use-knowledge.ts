@@ -1,21 +1,12 @@
 import { ApiError } from "@promptrun/client";
 import type { KnowledgeDocument, MetadataFilter, SearchMode, SearchResponse } from "@promptrun/contract";
 import { keepPreviousData, type UseQueryResult, useQuery } from "@tanstack/react-query";
-import type { PromptrunBackend } from "./backend.ts";
 import { usePromptrunBackend } from "./promptrun-provider.tsx";
+import { requireBackendMethod } from "./require-backend-method.ts";
 
 /** Retrying a 404 or 400 cannot help; network errors, 429 and 5xx can. */
 const retryTransient = (failures: number, error: Error) =>
   failures < 3 && (!ApiError.isInstance(error) || error.isRetryable);
-
-function requireMethod<Name extends "searchKnowledge" | "getDocument">(
-  backend: PromptrunBackend,
-  name: Name,
-): NonNullable<PromptrunBackend[Name]> {
-  const method = backend[name];
-  if (!method) throw new Error(`the PromptrunBackend has no ${name}: add it (createBackend has one)`);
-  return method.bind(backend) as NonNullable<PromptrunBackend[Name]>;
-}
 
 /** Options of {@link useKnowledgeSearch}. */
 export interface UseKnowledgeSearchOptions {
@@ -42,7 +33,7 @@ export function useKnowledgeSearch(
   return useQuery({
     queryKey: ["promptrun", "knowledge-search", knowledgeBase ?? "", trimmed, topK, mode, filter],
     queryFn: ({ signal }) =>
-      requireMethod(backend, "searchKnowledge")(
+      requireBackendMethod(backend, "searchKnowledge")(
         knowledgeBase!,
         {
           query: trimmed,
@@ -81,7 +72,7 @@ export function useDocument(
   const intervalMs = options.intervalMs ?? 1_000;
   return useQuery({
     queryKey: ["promptrun", "document", knowledgeBase ?? "", id ?? ""],
-    queryFn: ({ signal }) => requireMethod(backend, "getDocument")(knowledgeBase!, id!, { signal }),
+    queryFn: ({ signal }) => requireBackendMethod(backend, "getDocument")(knowledgeBase!, id!, { signal }),
     enabled: Boolean(knowledgeBase) && Boolean(id) && (options.enabled ?? true),
     refetchInterval: (query) => (isIngesting(query.state.data) ? intervalMs : false),
     retry: retryTransient,

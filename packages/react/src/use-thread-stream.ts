@@ -24,6 +24,11 @@ export interface UseThreadStreamOptions {
   initialRetryDelayMs?: number;
   /** Reconnect delay ceiling in ms (default 15 000). */
   maxRetryDelayMs?: number;
+  /**
+   * Called with every event as it arrives (`ready` and `reset` included, before the state
+   * folds it): `useWorkflowRun` reads the `workflow.*` events here.
+   */
+  onEvent?: (envelope: StreamEnvelope) => void;
 }
 
 /** What {@link useThreadStream} returns. */
@@ -50,6 +55,8 @@ export function useThreadStream(
   // The latest callbacks without resubscribing when a parent re-renders with new closures.
   const getTokenRef = useRef(options.getToken);
   getTokenRef.current = options.getToken;
+  const onEventRef = useRef(options.onEvent);
+  onEventRef.current = options.onEvent;
   // Tracked outside React state: `whenOpen` callers must not wait for a render to learn it.
   const live = useRef(false);
   const openWaiters = useRef(new Set<(open: boolean) => void>());
@@ -97,6 +104,7 @@ export function useThreadStream(
       try {
         for await (const envelope of events) {
           if (controller.signal.aborted) break;
+          onEventRef.current?.(envelope);
           if (envelope.type === "run.token") {
             pendingTokens.push(envelope);
             cancelFrame ??= onNextFrame(flushTokens);

@@ -12,6 +12,17 @@ import {
   type TokenUsage,
   type ToolCall,
 } from "@promptrun/contract";
+import {
+  createFakeWorkflowRuns,
+  type FakeWorkflowRunRequest,
+  type FakeWorkflowScript,
+} from "./fake-workflow-runs.ts";
+
+export type {
+  FakeWorkflowRunRequest,
+  FakeWorkflowScript,
+  FakeWorkflowStepScript,
+} from "./fake-workflow-runs.ts";
 
 /** What a fake run does: the tokens it streams, how fast, and how it ends. */
 export interface FakeRunScript {
@@ -62,6 +73,12 @@ export interface FakePromptrunServerOptions {
   apiKey?: string;
   /** Decides what each created run does (default: echo `inputs.message` word by word). */
   script?: (request: FakeRunRequest) => FakeRunScript;
+  /**
+   * Decides the steps of each created workflow run, run in order (default: one prompt step per
+   * string of `inputs.steps`, ids `step_1`, `step_2`, …, each scripted by `script` as a run whose
+   * `inputs.message` is that string; one step `step_1` of "hello" without `inputs.steps`).
+   */
+  workflowScript?: (request: FakeWorkflowRunRequest) => FakeWorkflowScript;
   /** Stream token lifetime in seconds (default 300). */
   tokenTtlSeconds?: number;
   /** Port to listen on (default 0: any free port). */
@@ -86,6 +103,8 @@ export interface FakePromptrunServer {
   createdRuns: FakeRunRequest[];
   /** Every tool-outputs submission the fake accepted, in order. */
   toolOutputSubmissions: FakeToolOutputsSubmission[];
+  /** Every workflow run creation the fake accepted (an idempotent replay excepted), in order. */
+  createdWorkflowRuns: FakeWorkflowRunRequest[];
   /** Publishes a run event on a thread (what the engine would do); returns its SSE id. */
   publish(thread: string, event: ThreadEvent): string;
   /** Streams currently open (on `thread`, when given). */
@@ -115,6 +134,20 @@ const defaultScript = (request: FakeRunRequest): FakeRunScript => {
     message && typeof message === "object" && "message" in message ? String(message.message) : "hello";
   return { tokens: text.split(/(?<= )/) };
 };
+
+/** The default workflow script: one step per string of `inputs.steps`, scripted by the run script. */
+const stepsFromInputs =
+  (script: (request: FakeRunRequest) => FakeRunScript) =>
+  (request: FakeWorkflowRunRequest): FakeWorkflowScript => {
+    const { steps, ...inputs } = (request.body.inputs ?? {}) as Record<string, unknown>;
+    const messages = Array.isArray(steps) ? steps.map(String) : ["hello"];
+    return {
+      steps: messages.map((message, index) => ({
+        id: `step_${index + 1}`,
+        script: script({ ...request, body: { ...request.body, inputs: { ...inputs, message } } }),
+      })),
+    };
+  };
 
 const usageFor = (inputTokens: number, outputTokens: number): TokenUsage => ({
   input: inputTokens,
@@ -519,37 +552,23 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
         idempotencyKey: request.headers.get("idempotency-key"),
       };
       createdRuns.push(runRequest);
-      const run: PromptRun = {
-        id: crypto.randomUUID(),
-        status: "pending",
-        createdAt: new Date().toISOString(),
-        finishedAt: null,
-        output: null,
-        error: null,
-        tokenUsage: null,
-        cost: null,
-        thread: parsed.data.thread ?? crypto.randomUUID(),
-        channel: parsed.data.channel ?? "default",
-        prompt: { slug, version: 1, id: crypto.randomUUID() },
-        priority: parsed.data.priority ?? "normal",
-        environment: parsed.data.environment ?? "production",
-        metadata: parsed.data.metadata ?? {},
-        startedAt: new Date().toISOString(),
-        attempts: 1,
-        outputJson: null,
-        finishReason: null,
-        phase: "running",
-        requiredAction: null,
-        steps: [],
-        memory: null,
-        retrieval: [],
-        citations: [],
-        workflowRun: null,
-      };
-      runs.set(run.id, run);
-      void execute(run, script(runRequest));
+      const run = startRun(
+        {
+          thread: parsed.data.thread ?? crypto.randomUUID(),
+          channel: parsed.data.channel ?? "default",
+          priority: parsed.data.priority ?? "normal",
+          environment: parsed.data.environment ?? "production",
+          metadata: parsed.data.metadata ?? {},
+          workflowRun: null,
+        },
+        slug,
+        script(runRequest),
+      );
       return json({ id: run.id, thread: run.thread }, 202, { location: `/api/v1/promptruns/${run.id}` });
     }
+
+    const workflowAnswer = await workflows.route(request, url);
+    if (workflowAnswer) return workflowAnswer;
 
     const runMatch = path.match(/^\/api\/v1\/promptruns\/([^/]+)(\/cancel|\/tool-outputs)?$/);
     if (runMatch) {
@@ -559,24 +578,7 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
         return submitToolOutputs(request, run);
       if (runMatch[2] === "/cancel" && request.method === "POST") {
         if (run.status !== "pending") return error(409, "run already ended", "conflict");
-        cancelled.add(run.id);
-        const paused = pauses.get(run.id);
-        if (paused) clearTimeout(paused.timer);
-        pauses.delete(run.id);
-        const finishedAt = new Date().toISOString();
-        const cost = costFor(usageFor(0, 0), 0);
-        Object.assign(run, {
-          status: "failed",
-          error: "cancelled",
-          cost,
-          finishedAt,
-          phase: null,
-          requiredAction: null,
-        });
-        publish(run.thread, {
-          type: "run.failed",
-          data: { runId: run.id, error: "cancelled", cost, finishedAt },
-        });
+        cancelRun(run);
         return json(run);
       }
       if (!runMatch[2] && request.method === "GET") return json(run);
@@ -584,6 +586,66 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
     }
     return error(404, "not found", "not_found");
   }
+
+  /** Stores a new pending run and executes its script. */
+  function startRun(
+    fields: Pick<PromptRun, "thread" | "channel" | "priority" | "environment" | "metadata" | "workflowRun">,
+    slug: string,
+    runScript: FakeRunScript,
+  ): PromptRun {
+    const run: PromptRun = {
+      ...fields,
+      id: crypto.randomUUID(),
+      status: "pending",
+      createdAt: new Date().toISOString(),
+      finishedAt: null,
+      output: null,
+      error: null,
+      tokenUsage: null,
+      cost: null,
+      prompt: { slug, version: 1, id: crypto.randomUUID() },
+      startedAt: new Date().toISOString(),
+      attempts: 1,
+      outputJson: null,
+      finishReason: null,
+      phase: "running",
+      requiredAction: null,
+      steps: [],
+      memory: null,
+      retrieval: [],
+      citations: [],
+    };
+    runs.set(run.id, run);
+    void execute(run, runScript);
+    return run;
+  }
+
+  /** Ends a pending run failed "cancelled" (its execution stops at the next token). */
+  function cancelRun(run: PromptRun): void {
+    cancelled.add(run.id);
+    const paused = pauses.get(run.id);
+    if (paused) clearTimeout(paused.timer);
+    pauses.delete(run.id);
+    const finishedAt = new Date().toISOString();
+    const cost = costFor(usageFor(0, 0), 0);
+    Object.assign(run, {
+      status: "failed",
+      error: "cancelled",
+      cost,
+      finishedAt,
+      phase: null,
+      requiredAction: null,
+    });
+    publish(run.thread, {
+      type: "run.failed",
+      data: { runId: run.id, error: "cancelled", cost, finishedAt },
+    });
+  }
+
+  const workflows = createFakeWorkflowRuns(
+    { publish, later, startRun, cancelRun },
+    options.workflowScript ?? stepsFromInputs(script),
+  );
 
   const origin = (): string => `http://127.0.0.1:${server.port}`;
 
@@ -633,6 +695,7 @@ export function startFakePromptrunServer(options: FakePromptrunServerOptions = {
     connections,
     createdRuns,
     toolOutputSubmissions,
+    createdWorkflowRuns: workflows.createdWorkflowRuns,
     publish,
     openStreams: (thread) =>
       [...subscribers].filter((s) => thread === undefined || s.thread === thread).length,

@@ -5,7 +5,8 @@
  * `json:<JSON>` answers that JSON as structured output (outputJson, with memory 2 carried and 1
  * dropped); `tool:<name> <JSON args>[ | <name> <JSON args>…]` says "Checking." and pauses for those
  * client tool calls (ids `call_1`, `call_2`, …), then answers `Result: <JSON of the outputs>`;
- * `delayMs` (input) slows the tokens down.
+ * `delayMs` (input) slows the tokens down. A workflow run's `inputs.steps` (strings) are its steps,
+ * run in order, each scripted the same way (the fake's default workflow script).
  */
 import { startFakePromptrunServer } from "@promptrun/client/testing";
 

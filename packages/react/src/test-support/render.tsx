@@ -18,6 +18,16 @@ export function providerFor(backend: PromptrunBackend) {
   );
 }
 
+/**
+ * What the fake backend's `createWorkflowRun` takes: the fake runs one step per string of
+ * `steps` (ids `step_1`, …), each scripted like a chat message (`fail:` fails it).
+ */
+export interface WorkflowRunVariables {
+  workflow?: string;
+  thread?: string;
+  steps: string[];
+}
+
 /** Stands in for the app's backend: holds the API key and talks to the fake Promptrun. */
 export function fakeBackend(fake: FakeServerHandle, options: { delayMs?: number } = {}) {
   const calls = {
@@ -25,6 +35,7 @@ export function fakeBackend(fake: FakeServerHandle, options: { delayMs?: number 
     getStreamToken: 0,
     getRun: 0,
     submitToolOutputs: [] as unknown[],
+    getWorkflowRun: 0,
   };
   const backend: PromptrunBackend = {
     createRun(variables) {
@@ -47,6 +58,17 @@ export function fakeBackend(fake: FakeServerHandle, options: { delayMs?: number 
     submitToolOutputs(runId, toolOutputs) {
       calls.submitToolOutputs.push({ runId, toolOutputs });
       return fake.client.runs.submitToolOutputs(runId, toolOutputs);
+    },
+    createWorkflowRun(variables) {
+      const { workflow, thread, steps } = variables as WorkflowRunVariables;
+      return fake.client.workflowRuns.create(workflow ?? "flow", {
+        inputs: { steps, delayMs: options.delayMs ?? 5 },
+        ...(thread ? { thread } : {}),
+      });
+    },
+    getWorkflowRun(id) {
+      calls.getWorkflowRun += 1;
+      return fake.client.workflowRuns.get(id);
     },
   };
   return { backend, calls };

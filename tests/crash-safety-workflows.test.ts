@@ -35,11 +35,22 @@ const receiver = startWebhookReceiver();
 let server: TestServer;
 const streams: SseConnection[] = [];
 
-/** Step 2's model holds its first answer (one token, then silence) until the server dies. */
-let holdStepTwo = true;
+/**
+ * Step 2's model: its first answer stops after one token and stays silent until the server dies;
+ * the next one (after the restart) is held until the test's SSE stream is open, so the stream
+ * sees the workflow end.
+ */
 const held: FakeReply = { type: "stream", tokens: ["partial "], hangAfterTokens: 1 };
+let releaseStepTwo: () => void = () => {};
+const stepTwoReleased = new Promise<void>((resolve) => {
+  releaseStepTwo = resolve;
+});
 router.script("crash-one", (request) => answer(`one(${lastUserText(request)})`));
-router.script("crash-two", (request) => (holdStepTwo ? held : answer(`two(${lastUserText(request)})`)));
+router.script("crash-two", (request) =>
+  router.requestsFor("crash-two").length === 1
+    ? held
+    : { ...answer(`two(${lastUserText(request)})`), holdBeforeFinish: stepTwoReleased },
+);
 router.script("crash-three", (request) => answer(`three(${lastUserText(request)})`));
 
 beforeAll(async () => {
@@ -87,10 +98,10 @@ test("SIGKILL while step 2 is in flight: after the restart the workflow complete
   expect(stepOf(before, "one").output).toBe("one(T)");
 
   await server.kill();
-  holdStepTwo = false;
   server = await server.restart();
   const events = await openThreadStream(server, thread);
   streams.push(events);
+  releaseStepTwo();
 
   const run = await waitForWorkflowRun(server, id, undefined, "ended", 60_000);
   expect(run).toMatchObject({ status: "completed", output: "three(two(one(T)))", error: null });

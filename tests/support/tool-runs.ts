@@ -38,8 +38,8 @@ export interface ModelRouter {
   provider: FakeProviderServer;
   /** `OPENAI_BASE_URL` for the server. */
   baseUrl: string;
-  /** Scripts the model `name` (`openai:<name>` in prompts). */
-  script(name: string, reply: (request: FakeRequest) => FakeReply): void;
+  /** Scripts the model `name` (`openai:<name>` in prompts); a promise holds the answer back until it settles. */
+  script(name: string, reply: (request: FakeRequest) => FakeReply | Promise<FakeReply>): void;
   /** The requests that asked for the model `name`, in order. */
   requestsFor(name: string): FakeRequest[];
   close(): Promise<void>;
@@ -47,7 +47,7 @@ export interface ModelRouter {
 
 /** One fake OpenAI for many models, each answered by its own script (unknown models get a 400). */
 export function startModelRouter(): ModelRouter {
-  const scripts = new Map<string, (request: FakeRequest) => FakeReply>();
+  const scripts = new Map<string, (request: FakeRequest) => FakeReply | Promise<FakeReply>>();
   const provider = startFakeOpenAI((request) => {
     const script = scripts.get(modelOf(request));
     return script

@@ -245,6 +245,22 @@ export const workflowConformance = (context: ConformanceContext): void => {
     expect(await wf().advance(Bun.randomUUIDv7(), 0, { steps, newRuns: [] })).toBe(false);
   });
 
+  test("of two advances from the same revision at once, exactly one wins and only its step run exists", async () => {
+    const run = await createdRun();
+    const contenders = ["classify", "answer"].map((step) =>
+      newRun(prompt, { threadId: run.threadId, workflowRun: { id: run.id, step } }),
+    );
+    const outcomes = await Promise.all(
+      contenders.map((stepRun) => wf().advance(run.id, 0, { steps: pendingSteps(), newRuns: [stepRun] })),
+    );
+    expect(outcomes.toSorted()).toEqual([false, true]);
+    const winner = contenders[outcomes.indexOf(true)]!;
+    const loser = contenders[outcomes.indexOf(false)]!;
+    expect(await store().runs.getById(winner.id)).not.toBeNull();
+    expect(await store().runs.getById(loser.id)).toBeNull();
+    expect((await wf().getRunById(run.id))?.revision).toBe(1);
+  });
+
   test("an advance inserts its step runs with the steps JSON, in one transaction", async () => {
     const run = await createdRun();
     const stepRun = newRun(prompt, {

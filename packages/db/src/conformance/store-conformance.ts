@@ -21,6 +21,7 @@ import { runPauseConformance } from "./run-pause-conformance.ts";
 import { runRetrievalConformance } from "./run-retrieval-conformance.ts";
 import { tenantConformance } from "./tenant-conformance.ts";
 import { webhookConformance } from "./webhook-conformance.ts";
+import { workflowConformance } from "./workflow-conformance.ts";
 
 /** A store under test, with a look at what it keeps at rest that the port does not show. */
 export type ConformanceStore = Store & {
@@ -39,6 +40,11 @@ const START = at(100_000);
 export interface ConformanceOptions {
   /** false: the store has no `knowledge` part yet, so the knowledge suite is skipped. */
   knowledge?: boolean;
+  /**
+   * true: the workflow suite runs too. Opt-in while the memory store's WorkflowStore is being
+   * written (its test turns it on); the SQL stores' tests pass it.
+   */
+  workflows?: boolean;
 }
 
 export const describeStoreConformance = (
@@ -84,6 +90,7 @@ export const describeStoreConformance = (
     describe("leases", () => leaseConformance(context.store));
     describe("console sessions", () => consoleSessionConformance(context));
     describe.skipIf(options.knowledge === false)("knowledge bases", () => knowledgeConformance(context));
+    describe.skipIf(options.workflows !== true)("workflows", () => workflowConformance(context));
 
     test("close is idempotent; later creates are refused as unavailable", async () => {
       const store = context.store();

@@ -47,15 +47,19 @@ const insertThreads = async (tx: PostgresTransaction, batch: RunInsert[]) => {
     RETURNING tenant_id, id`);
 };
 
-const insertRunRows = async (tx: PostgresTransaction, batch: RunInsert[]): Promise<void> => {
-  const runs = batch.map((insert) => insert.run);
+/**
+ * The runs rows of creates, in the open transaction (their threads exist): the one insert of
+ * every run, a workflow's step runs included (docs/WORKFLOWS.md "Storage").
+ */
+export const insertRunRows = async (tx: PostgresTransaction, runs: readonly NewRun[]): Promise<void> => {
   const column = <T>(pick: (run: NewRun) => T): T[] => runs.map(pick);
   await tx.execute(sql`
     INSERT INTO runs (id, tenant_id, thread_id, channel, prompt_id, prompt_version_id, prompt_slug,
-      prompt_version, priority, environment, status, inputs, metadata, encrypted_env_vars, created_at, attempts)
+      prompt_version, priority, environment, status, inputs, metadata, encrypted_env_vars, created_at, attempts,
+      workflow_run_id, workflow_step)
     SELECT id, tenant_id, thread_id, channel, prompt_id, prompt_version_id, prompt_slug,
       prompt_version, priority, environment, 'pending', inputs::json, metadata::json, encrypted_env_vars,
-      created_at, 0
+      created_at, 0, workflow_run_id, workflow_step
     FROM unnest(
       ${texts(column((run) => run.id))},
       ${texts(column((run) => run.tenantId))},
@@ -70,9 +74,12 @@ const insertRunRows = async (tx: PostgresTransaction, batch: RunInsert[]): Promi
       ${texts(column((run) => JSON.stringify(run.inputs)))},
       ${texts(column((run) => JSON.stringify(run.metadata)))},
       ${texts(column((run) => run.encryptedEnvVars ?? null))},
-      ${timestamps(column((run) => run.createdAt))})
+      ${timestamps(column((run) => run.createdAt))},
+      ${texts(column((run) => run.workflowRun?.id ?? null))},
+      ${texts(column((run) => run.workflowRun?.step ?? null))})
     AS input (id, tenant_id, thread_id, channel, prompt_id, prompt_version_id, prompt_slug,
-      prompt_version, priority, environment, inputs, metadata, encrypted_env_vars, created_at)`);
+      prompt_version, priority, environment, inputs, metadata, encrypted_env_vars, created_at,
+      workflow_run_id, workflow_step)`);
 };
 
 /** Deletes the expired records of the keys about to be claimed, so the claim can take them. */
@@ -142,7 +149,10 @@ const insertBatch = async (
   batch: RunInsert[],
 ): Promise<WriteOutcome<undefined>[]> => {
   const createdThreads = await insertThreads(tx, batch);
-  await insertRunRows(tx, batch);
+  await insertRunRows(
+    tx,
+    batch.map((insert) => insert.run),
+  );
   const claims: Claim[] = batch.flatMap(({ run, idempotency, idempotencyExpiredBefore }) =>
     idempotency ? [{ runId: run.id, record: idempotency, expiredBefore: idempotencyExpiredBefore }] : [],
   );

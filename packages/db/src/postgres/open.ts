@@ -13,6 +13,7 @@ import { createPromptStore } from "./prompt-store.ts";
 import { createRunStore } from "./run-store.ts";
 import { createTenantStore } from "./tenant-store.ts";
 import { createWebhookStore } from "./webhook-store.ts";
+import { createWorkflowStore } from "./workflow-store.ts";
 
 export interface OpenPostgresStoreOptions {
   /** `postgres://user:password@host:port/database` (or `postgresql://`). */
@@ -89,7 +90,7 @@ export const openPostgresStore = async (options: OpenPostgresStoreOptions): Prom
     webhooks: createWebhookStore(context),
     consoleSessions: createConsoleSessionStore(context),
     knowledge: createKnowledgeStore(context),
-    workflows: {} as Store["workflows"], // TEMP(base): the Postgres workflow store replaces this
+    workflows: createWorkflowStore(context),
     close() {
       closing ??= (async () => {
         await creates.close();

@@ -140,7 +140,78 @@ const fill = async (store: Store): Promise<{ tenant: TenantRecord; threadId: str
     },
   ]);
   await fillKnowledge(store, tenant.id);
+  await fillWorkflows(store);
   return { tenant, threadId };
+};
+
+/** Another tenant's workflow (tagged), and its ended run with its step run and idempotency key. */
+const fillWorkflows = async (store: Store): Promise<void> => {
+  const tenant = await addTenant(store, "globex");
+  const { version: prompt } = await push(store, tenant.id, "classify", "classify it");
+  const { version } = await store.workflows.pushVersion({
+    tenantId: tenant.id,
+    slug: "triage",
+    definition: { description: "copied", inputs: {}, steps: [{ id: "classify", prompt: "classify" }] },
+    contentHash: "hash-of-triage",
+    tags: ["production"],
+    newWorkflowId: Bun.randomUUIDv7(),
+    newVersionId: Bun.randomUUIDv7(),
+    at: at(70),
+  });
+  const run = {
+    id: Bun.randomUUIDv7(),
+    tenantId: tenant.id,
+    workflowId: version.workflowId,
+    workflowVersionId: version.id,
+    workflowSlug: "triage",
+    workflowVersion: 1,
+    threadId: Bun.randomUUIDv7(),
+    priority: "normal" as const,
+    environment: "production",
+    inputs: { ticket: "help" },
+    metadata: {},
+    encryptedEnvVars: "encrypted",
+    promptVersions: { classify: prompt.id },
+    createdAt: at(71),
+    steps: [],
+  };
+  await store.workflows.createRun(run, {
+    tenantId: tenant.id,
+    key: "workflow-key",
+    requestHash: "hash",
+    runId: run.id,
+    threadId: run.threadId,
+    createdAt: at(71),
+  });
+  const stepRun = newRun(prompt, {
+    threadId: run.threadId,
+    channel: "classify",
+    createdAt: at(72),
+    workflowRun: { id: run.id, step: "classify" },
+  });
+  const step = {
+    id: "classify",
+    status: "failed" as const,
+    runId: stepRun.id,
+    output: null,
+    outputJson: null,
+    error: "boom",
+    startedAt: at(72),
+    finishedAt: at(73),
+  };
+  await store.workflows.advance(run.id, 0, { steps: [{ ...step, status: "running" }], newRuns: [stepRun] });
+  await store.runs.fail(stepRun.id, { error: "boom", cost: null, finishedAt: at(73), deliveries: [] });
+  const end = {
+    status: "failed" as const,
+    output: null,
+    outputJson: null,
+    error: "step 'classify' failed: boom",
+  };
+  await store.workflows.advance(run.id, 1, {
+    steps: [step],
+    newRuns: [],
+    end: { ...end, tokenUsage: null, cost: null, finishedAt: at(74), deliveries: [] },
+  });
 };
 
 /** A knowledge base with a ready document (chunks, vectors) and a pending one (its upload). */
@@ -184,6 +255,9 @@ describe.skipIf(!available)("exportAll / importAll", () => {
     expect(snapshot.webhookEvents).toHaveLength(1);
     expect(snapshot.kbChunks).toHaveLength(2);
     expect(snapshot.kbDocuments).toHaveLength(2);
+    expect(snapshot.workflowRuns).toHaveLength(1);
+    expect(snapshot.workflowTags).toHaveLength(1);
+    expect(snapshot.workflowIdempotencyKeys).toHaveLength(1);
 
     postgres = await openPostgresStore({ url: database.url });
     await importAll(postgres, snapshot);
@@ -207,6 +281,16 @@ describe.skipIf(!available)("exportAll / importAll", () => {
     const copiedRuns = (await postgres.runs.list(tenant.id, {}, { limit: 10 })).items;
     expect(copiedRuns).toEqual((await sqlite.store.runs.list(tenant.id, {}, { limit: 10 })).items);
     expect(copiedRuns.map((run) => run.steps.length)).toEqual([1, 2, 2]);
+    // Workflow runs, and their step runs' link, read back as in SQLite.
+    const [workflowRun] = snapshot.workflowRuns;
+    const copiedWorkflowRun = await postgres.workflows.getRunById(workflowRun!.id);
+    expect(copiedWorkflowRun).toEqual(await sqlite.store.workflows.getRunById(workflowRun!.id));
+    expect(copiedWorkflowRun?.steps[0]?.finishedAt).toEqual(at(73));
+    const stepRunId = copiedWorkflowRun?.steps[0]?.runId ?? "";
+    expect((await postgres.runs.getById(stepRunId))?.workflowRun).toEqual({
+      id: workflowRun!.id,
+      step: "classify",
+    });
     // New memory lands after the copied messages.
     await postgres.runs.complete(pending[0]!.id, {
       output: "answer 2",

@@ -29,6 +29,11 @@ const TABLES = [
   "runs",
   "messages",
   "idempotencyKeys",
+  "workflows",
+  "workflowVersions",
+  "workflowTags",
+  "workflowRuns",
+  "workflowIdempotencyKeys",
   "environments",
   "envVars",
   "webhooks",
@@ -57,7 +62,7 @@ export type StoreSnapshot = { [K in Exclude<TableName, "kbChunks">]: (typeof lit
 const { seq: _seq, ...liteChunkColumns } = getTableColumns(lite.kbChunks);
 const { searchVector: _searchVector, ...pgChunkColumns } = getTableColumns(pg.kbChunks);
 
-/** Rows per INSERT: under both dialects' parameter limits for the widest table (runs, 32 columns). */
+/** Rows per INSERT: under both dialects' parameter limits for the widest table (runs, 34 columns). */
 const CHUNK = 500;
 
 const chunks = <T>(rows: T[]): T[][] =>
@@ -81,6 +86,11 @@ const exportSqlite = (store: SqliteStore): StoreSnapshot => {
     runs: all(lite.runs),
     messages: db.select().from(lite.messages).orderBy(lite.messages.seq).all(),
     idempotencyKeys: all(lite.idempotencyKeys),
+    workflows: all(lite.workflows),
+    workflowVersions: all(lite.workflowVersions),
+    workflowTags: all(lite.workflowTags),
+    workflowRuns: all(lite.workflowRuns),
+    workflowIdempotencyKeys: all(lite.workflowIdempotencyKeys),
     environments: all(lite.environments),
     envVars: all(lite.envVars),
     webhooks: all(lite.webhooks),
@@ -113,6 +123,11 @@ const exportPostgres = async (store: PostgresStore): Promise<StoreSnapshot> => {
         runs: await tx.select().from(pg.runs),
         messages: await tx.select().from(pg.messages).orderBy(pg.messages.seq),
         idempotencyKeys: await tx.select().from(pg.idempotencyKeys),
+        workflows: await tx.select().from(pg.workflows),
+        workflowVersions: await tx.select().from(pg.workflowVersions),
+        workflowTags: await tx.select().from(pg.workflowTags),
+        workflowRuns: await tx.select().from(pg.workflowRuns),
+        workflowIdempotencyKeys: await tx.select().from(pg.workflowIdempotencyKeys),
         environments: await tx.select().from(pg.environments),
         envVars: await tx.select().from(pg.envVars),
         webhooks: await tx.select().from(pg.webhooks),
@@ -155,6 +170,11 @@ const importSqlite = (store: SqliteStore, snapshot: StoreSnapshot): void => {
       insert(lite.runs, snapshot.runs);
       insert(lite.messages, snapshot.messages);
       insert(lite.idempotencyKeys, snapshot.idempotencyKeys);
+      insert(lite.workflows, snapshot.workflows);
+      insert(lite.workflowVersions, snapshot.workflowVersions);
+      insert(lite.workflowTags, snapshot.workflowTags);
+      insert(lite.workflowRuns, snapshot.workflowRuns);
+      insert(lite.workflowIdempotencyKeys, snapshot.workflowIdempotencyKeys);
       insert(lite.environments, snapshot.environments);
       insert(lite.envVars, snapshot.envVars);
       insert(lite.webhooks, snapshot.webhooks);
@@ -189,6 +209,11 @@ const importPostgres = async (store: PostgresStore, snapshot: StoreSnapshot): Pr
     await insert(pg.runs, snapshot.runs);
     await insert(pg.messages, snapshot.messages);
     await insert(pg.idempotencyKeys, snapshot.idempotencyKeys);
+    await insert(pg.workflows, snapshot.workflows);
+    await insert(pg.workflowVersions, snapshot.workflowVersions);
+    await insert(pg.workflowTags, snapshot.workflowTags);
+    await insert(pg.workflowRuns, snapshot.workflowRuns);
+    await insert(pg.workflowIdempotencyKeys, snapshot.workflowIdempotencyKeys);
     await insert(pg.environments, snapshot.environments);
     await insert(pg.envVars, snapshot.envVars);
     await insert(pg.webhooks, snapshot.webhooks);

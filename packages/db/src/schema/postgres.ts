@@ -20,10 +20,13 @@ import type {
   RunStatus,
   TokenUsage,
   WebhookEventType,
+  WorkflowDefinition,
+  WorkflowRunStatus,
 } from "@promptrun/contract";
 import type { DocumentCost, RunStepRecord } from "@promptrun/core";
 import { sql } from "drizzle-orm";
 import { bigint, foreignKey, index, pgTable, primaryKey, uniqueIndex } from "drizzle-orm/pg-core";
+import type { StoredWorkflowStep } from "../shared/workflow-records.ts";
 import { bytes, count, decimal, epochMs, flag, jsonText, text, tsvector, uuid } from "./postgres-columns.ts";
 
 export const tenants = pgTable("tenants", {
@@ -209,6 +212,12 @@ export const runs = pgTable(
     pausedStep: count("paused_step"),
     /** When a paused run fails for want of tool outputs; NULL unless paused. */
     pauseExpiresAt: epochMs("pause_expires_at"),
+    /**
+     * The workflow run and step this run is a step of (docs/WORKFLOWS.md); NULL for an ordinary
+     * run, so a create binds two nulls and its partial index is not written.
+     */
+    workflowRunId: uuid("workflow_run_id"),
+    workflowStep: text("workflow_step"),
   },
   (table) => [
     foreignKey({ columns: [table.tenantId, table.threadId], foreignColumns: [threads.tenantId, threads.id] }),
@@ -240,6 +249,8 @@ export const runs = pgTable(
       .where(sql`${table.status} = 'pending' and ${table.leaseOwner} is not null`),
     // Paused runs by expiry (listExpiredPauses); partial, so a create never writes it.
     index("runs_paused_idx").on(table.pauseExpiresAt, table.id).where(sql`${table.pausedStep} is not null`),
+    // A workflow run's step runs (orphan sweep); partial, so an ordinary create never writes it.
+    index("runs_workflow_run_idx").on(table.workflowRunId).where(sql`${table.workflowRunId} is not null`),
   ],
 );
 
@@ -537,4 +548,126 @@ export const kbChunks = pgTable(
     index("kb_chunks_document_idx").on(table.documentId),
     index("kb_chunks_search_idx").using("gin", table.searchVector),
   ],
+);
+
+// ---------------------------------------------------------------- workflows (docs/WORKFLOWS.md)
+
+/** Workflow definitions, versioned and tagged exactly like prompts. */
+export const workflows = pgTable(
+  "workflows",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    slug: text("slug").notNull(),
+    latestVersion: count("latest_version").notNull().default(0),
+    createdAt: epochMs("created_at").notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (table) => [uniqueIndex("workflows_tenant_slug_unique").on(table.tenantId, table.slug)],
+);
+
+export const workflowVersions = pgTable(
+  "workflow_versions",
+  {
+    id: uuid("id").primaryKey(),
+    workflowId: uuid("workflow_id")
+      .notNull()
+      .references(() => workflows.id),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    version: count("version").notNull(),
+    definition: jsonText<WorkflowDefinition>("definition").notNull(),
+    contentHash: text("content_hash").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (table) => [uniqueIndex("workflow_versions_workflow_version_unique").on(table.workflowId, table.version)],
+);
+
+export const workflowTags = pgTable(
+  "workflow_tags",
+  {
+    workflowId: uuid("workflow_id")
+      .notNull()
+      .references(() => workflows.id),
+    tag: text("tag").notNull(),
+    versionId: uuid("version_id")
+      .notNull()
+      .references(() => workflowVersions.id),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.workflowId, table.tag] }),
+    index("workflow_tags_version_idx").on(table.versionId),
+  ],
+);
+
+/**
+ * A workflow run: its state, and its steps as one JSON array. Every change is a compare-and-set
+ * on `revision` (and status pending), so two instances advancing one run never both win.
+ */
+export const workflowRuns = pgTable(
+  "workflow_runs",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    workflowId: uuid("workflow_id")
+      .notNull()
+      .references(() => workflows.id),
+    workflowVersionId: uuid("workflow_version_id")
+      .notNull()
+      .references(() => workflowVersions.id),
+    workflowSlug: text("workflow_slug").notNull(),
+    workflowVersion: count("workflow_version").notNull(),
+    threadId: uuid("thread_id").notNull(),
+    priority: text("priority").$type<Priority>().notNull(),
+    environment: text("environment").notNull(),
+    inputs: jsonText<Record<string, unknown>>("inputs").notNull(),
+    metadata: jsonText<Metadata>("metadata").notNull(),
+    /** AES-256-GCM ciphertext of the run's envVars (given to every step); NULL once it has ended. */
+    encryptedEnvVars: text("encrypted_env_vars"),
+    /** Step id → the prompt version id its reference resolved to at create. */
+    promptVersions: jsonText<Record<string, string>>("prompt_versions").notNull(),
+    status: text("status").$type<WorkflowRunStatus>().notNull(),
+    createdAt: epochMs("created_at").notNull(),
+    startedAt: epochMs("started_at"),
+    finishedAt: epochMs("finished_at"),
+    output: text("output"),
+    outputJson: jsonText<unknown>("output_json"),
+    error: text("error"),
+    tokenUsage: jsonText<TokenUsage>("token_usage"),
+    cost: jsonText<Cost>("cost"),
+    steps: jsonText<StoredWorkflowStep[]>("steps").notNull(),
+    /** Bumped by every change: the compare-and-set token of an advance. */
+    revision: count("revision").notNull().default(0),
+  },
+  (table) => [
+    foreignKey({ columns: [table.tenantId, table.threadId], foreignColumns: [threads.tenantId, threads.id] }),
+    // A tenant's runs newest first (createdAt desc, id desc keyset).
+    index("workflow_runs_tenant_created_idx").on(table.tenantId, table.createdAt, table.id),
+    // Recovery: the pending runs, oldest first; partial, so ended runs leave it.
+    index("workflow_runs_pending_idx").on(table.createdAt, table.id).where(sql`${table.status} = 'pending'`),
+  ],
+);
+
+/** Idempotency-Keys of workflow run creates: a key names one workflow run per tenant. */
+export const workflowIdempotencyKeys = pgTable(
+  "workflow_idempotency_keys",
+  {
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    runId: uuid("run_id")
+      .notNull()
+      .references(() => workflowRuns.id),
+    threadId: uuid("thread_id").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.tenantId, table.key] })],
 );

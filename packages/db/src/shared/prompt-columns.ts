@@ -1,6 +1,12 @@
 import type { PromptListPage, PromptStore, PromptVersionRecord, VersionSelector } from "@promptrun/core";
-import { type AnyColumn, and, eq, gt, lt, or, type SQL, sql, type Table } from "drizzle-orm";
-import { decodeCursor } from "./cursor.ts";
+import { type AnyColumn, and, or, type SQL, sql, type Table } from "drizzle-orm";
+import {
+  landedVersion,
+  selectedVersionCondition,
+  slugPageCondition,
+  tagMapsOf,
+  versionPageCondition,
+} from "./definition-versions.ts";
 import { pickColumns } from "./pick-columns.ts";
 
 interface PromptVersionTable {
@@ -41,18 +47,7 @@ export const promptVersionColumns = <V extends PromptVersionTable, P extends { s
 export const versionSelectorCondition = (
   { prompts, promptVersions, promptTags }: PromptTables,
   selector: VersionSelector,
-): SQL => {
-  switch (selector.kind) {
-    case "id":
-      return eq(promptVersions.id, selector.id);
-    case "number":
-      return eq(promptVersions.version, selector.version);
-    case "latest":
-      return eq(promptVersions.version, prompts.latestVersion);
-    case "tag":
-      return eq(promptTags.tag, selector.tag);
-  }
-};
+): SQL => selectedVersionCondition({ owners: prompts, versions: promptVersions, tags: promptTags }, selector);
 
 /** `%`, `_` and the escape character itself match literally in a LIKE pattern with `escape '\\'`. */
 export const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (match) => `\\${match}`);
@@ -74,8 +69,7 @@ export const promptListCondition = (
   const { prompts, promptTags } = tables;
   const pattern = page.q ? `%${escapeLike(page.q.toLowerCase())}%` : null;
   return and(
-    eq(prompts.tenantId, tenantId),
-    page.cursor ? gt(prompts.slug, decodeCursor(page.cursor, ["string"])[0]) : undefined,
+    slugPageCondition(prompts, tenantId, page.cursor),
     pattern === null
       ? undefined
       : or(
@@ -95,24 +89,13 @@ export const versionListCondition = (
   slug: string,
   cursor: string | null | undefined,
 ): SQL | undefined =>
-  and(
-    eq(prompts.tenantId, tenantId),
-    eq(prompts.slug, slug),
-    cursor ? lt(promptVersions.version, decodeCursor(cursor, ["number"])[0]) : undefined,
-  );
+  versionPageCondition({ owners: prompts, versions: promptVersions }, tenantId, slug, cursor);
 
 /** tag → version number, per prompt, from (promptId, tag, version) rows. */
 export const tagMapsFrom = (
   rows: readonly { promptId: string; tag: string; version: number }[],
-): Map<string, Record<string, number>> => {
-  const maps = new Map<string, Record<string, number>>();
-  for (const row of rows) {
-    const map = maps.get(row.promptId) ?? {};
-    map[row.tag] = row.version;
-    maps.set(row.promptId, map);
-  }
-  return maps;
-};
+): Map<string, Record<string, number>> =>
+  tagMapsOf(rows.map(({ promptId, ...row }) => ({ ownerId: promptId, ...row })));
 
 /** What PromptStore.pushVersion is given. */
 type VersionPush = Parameters<PromptStore["pushVersion"]>[0];
@@ -126,19 +109,14 @@ export const pushedVersion = (
   input: VersionPush,
   prompt: { id: string; latestVersion: number },
   newest: PromptVersionRecord | null,
-): { version: PromptVersionRecord; created: boolean } => {
-  if (newest && newest.contentHash === input.contentHash) return { version: newest, created: false };
-  return {
-    version: {
-      id: input.newVersionId,
-      promptId: prompt.id,
-      tenantId: input.tenantId,
-      slug: input.slug,
-      version: prompt.latestVersion + 1,
-      definition: input.definition,
-      contentHash: input.contentHash,
-      createdAt: input.at,
-    },
-    created: true,
-  };
-};
+): { version: PromptVersionRecord; created: boolean } =>
+  landedVersion(input.contentHash, prompt.latestVersion, newest, (version) => ({
+    id: input.newVersionId,
+    promptId: prompt.id,
+    tenantId: input.tenantId,
+    slug: input.slug,
+    version,
+    definition: input.definition,
+    contentHash: input.contentHash,
+    createdAt: input.at,
+  }));

@@ -5,20 +5,38 @@ import type { RunPause, RunRecord, RunResumption, RunStepRecord } from "@promptr
  * A runs row as both stores select it: a RunRecord whose pause is still its three columns
  * (docs/ARCHITECTURE.md "Run storage").
  */
-export interface StoredRunRow extends Omit<RunRecord, "pause"> {
+export interface StoredRunRow extends Omit<RunRecord, "pause" | "workflowRun"> {
   requiredAction: RequiredAction | null;
   pausedStep: number | null;
   pauseExpiresAt: Date | null;
+  /** The workflow run (and its step) this run is a step of; null for an ordinary run. */
+  workflowRunId: string | null;
+  workflowStep: string | null;
 }
 
-/** The row as the port's RunRecord: a non-null paused_step is a pause. */
+/**
+ * The run's link to its workflow run, from its two columns: `{workflowRun}` for a step run, and
+ * nothing for an ordinary run (the port's "absent"), so its record equals the one it was created from.
+ */
+const workflowRunOf = (row: {
+  workflowRunId: string | null;
+  workflowStep: string | null;
+}): Pick<RunRecord, "workflowRun"> =>
+  row.workflowRunId === null || row.workflowStep === null
+    ? {}
+    : { workflowRun: { id: row.workflowRunId, step: row.workflowStep } };
+
+/** The row as the port's RunRecord: a non-null paused_step is a pause; the two workflow columns one link. */
 export const toRunRecord = ({
   requiredAction,
   pausedStep,
   pauseExpiresAt,
+  workflowRunId,
+  workflowStep,
   ...record
 }: StoredRunRow): RunRecord => ({
   ...record,
+  ...workflowRunOf({ workflowRunId, workflowStep }),
   pause:
     pausedStep === null || requiredAction === null || pauseExpiresAt === null
       ? null

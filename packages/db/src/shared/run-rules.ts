@@ -39,8 +39,11 @@ interface ListedRunColumns extends RunColumns {
 /** The dialect's test of one metadata filter: the key's value is the string or an array containing it. */
 export type MetadataMatch = (metadata: AnyColumn, key: string, value: string) => SQL;
 
-/** Newest first: the runs after a (createdAt desc, id desc) cursor. */
-export const runsBeforeCursor = (runs: RunColumns, cursor: string): SQL | undefined => {
+/** Newest first: the runs (prompt or workflow runs) after a (createdAt desc, id desc) cursor. */
+export const runsBeforeCursor = (
+  runs: Pick<RunColumns, "id" | "createdAt">,
+  cursor: string,
+): SQL | undefined => {
   const [createdAtMs, id] = decodeCursor(cursor, ["number", "string"]);
   const createdAt = new Date(createdAtMs);
   // The leading `createdAt <=` bound lets both databases seek the index to the cursor instead of

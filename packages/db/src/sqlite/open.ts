@@ -15,6 +15,7 @@ import { createRunStore } from "./run-store.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
 import { createTenantStore } from "./tenant-store.ts";
 import { createWebhookStore } from "./webhook-store.ts";
+import { createWorkflowStore } from "./workflow-store.ts";
 
 /** Committed drizzle-kit migrations, found from this file so the working directory never matters. */
 export const SQLITE_MIGRATIONS_FOLDER = join(import.meta.dir, "..", "..", "drizzle");
@@ -88,7 +89,7 @@ export const openSqliteStore = async (options: OpenSqliteStoreOptions): Promise<
       webhooks: createWebhookStore(context),
       consoleSessions: createConsoleSessionStore(context),
       knowledge: createKnowledgeStore(context),
-      workflows: {} as Store["workflows"], // TEMP(base): the SQLite workflow store replaces this
+      workflows: createWorkflowStore(context, groupCommit),
       async close() {
         if (closed) return;
         closed = true;

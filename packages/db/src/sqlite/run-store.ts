@@ -61,17 +61,9 @@ export interface RunStoreOptions {
  */
 const ENGINE_WRITE = { maxBusyWaitMs: 300_000, retryWhenStorageFull: true };
 
-/**
- * Statements of the create path, prepared once on the raw connection: drizzle's placeholder
- * filling and value mapping cost more than the insert itself at thousands of creates a second.
- * Column encodings follow schema/sqlite-columns.ts (uuid text, epoch-ms integers, JSON text).
- */
-// long-function: a table of prepared statements for the create path, one entry per statement.
-const prepareCreateStatements = (raw: Database) => ({
-  insertThread: raw.prepare<never, [string, string, number]>(
-    "INSERT INTO threads (tenant_id, id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-  ),
-  insertRun: raw.prepare<
+/** The insert of every run (a create, a workflow's step runs); column encodings as below. */
+const prepareInsertRun = (raw: Database) =>
+  raw.prepare<
     never,
     [
       string,
@@ -88,13 +80,27 @@ const prepareCreateStatements = (raw: Database) => ({
       string,
       string | null,
       number,
+      string | null,
+      string | null,
     ]
   >(
     `INSERT INTO runs (id, tenant_id, thread_id, channel, prompt_id, prompt_version_id, prompt_slug,
-       prompt_version, priority, environment, inputs, metadata, encrypted_env_vars, created_at,
-       status, attempts)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0)`,
+     prompt_version, priority, environment, inputs, metadata, encrypted_env_vars, created_at,
+     workflow_run_id, workflow_step, status, attempts)
+   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0)`,
+  );
+
+/**
+ * Statements of the create path, prepared once on the raw connection: drizzle's placeholder
+ * filling and value mapping cost more than the insert itself at thousands of creates a second.
+ * Column encodings follow schema/sqlite-columns.ts (uuid text, epoch-ms integers, JSON text).
+ */
+// long-function: a table of prepared statements for the create path, one entry per statement.
+const prepareCreateStatements = (raw: Database) => ({
+  insertThread: raw.prepare<never, [string, string, number]>(
+    "INSERT INTO threads (tenant_id, id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
   ),
+  insertRun: prepareInsertRun(raw),
   // The engine's per-run writes (what they change: shared/run-rules.ts, the Postgres store's source).
   markStarted: raw.prepare<never, [number, number, string]>(
     // startedAt keeps the first start; attempts counts every one.
@@ -212,6 +218,39 @@ const prepareCreateStatements = (raw: Database) => ({
   ),
 });
 
+/** The runs row of a create, in the caller's transaction (its thread exists): the one insert of every run. */
+const insertRunRow = (statements: { insertRun: ReturnType<typeof prepareInsertRun> }, run: NewRun): void => {
+  withConstraintErrors("run", () =>
+    statements.insertRun.run(
+      run.id,
+      run.tenantId,
+      run.threadId,
+      run.channel,
+      run.promptId,
+      run.promptVersionId,
+      run.promptSlug,
+      run.promptVersion,
+      run.priority,
+      run.environment,
+      JSON.stringify(run.inputs),
+      JSON.stringify(run.metadata),
+      run.encryptedEnvVars ?? null,
+      run.createdAt.getTime(),
+      run.workflowRun?.id ?? null,
+      run.workflowRun?.step ?? null,
+    ),
+  );
+};
+
+/**
+ * The insert of a run, prepared on `raw`, for writers outside this store (a workflow's step runs,
+ * docs/WORKFLOWS.md "Storage"): the same statement as a create, in the caller's transaction.
+ */
+export const prepareRunInsert = (raw: Database): ((run: NewRun) => void) => {
+  const statements = { insertRun: prepareInsertRun(raw) };
+  return (run) => insertRunRow(statements, run);
+};
+
 /** Inside the caller's transaction: each run event's body once, then its deliveries. */
 export const insertDeliveries = (
   db: Pick<BunSQLiteDatabase, "insert">,
@@ -298,26 +337,8 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
   };
 
   const create = (run: NewRun, idempotency?: IdempotencyRecord, expiredBefore?: Date): void => {
-    const createdAt = run.createdAt.getTime();
-    statements.insertThread.run(run.tenantId, run.threadId, createdAt);
-    withConstraintErrors("run", () =>
-      statements.insertRun.run(
-        run.id,
-        run.tenantId,
-        run.threadId,
-        run.channel,
-        run.promptId,
-        run.promptVersionId,
-        run.promptSlug,
-        run.promptVersion,
-        run.priority,
-        run.environment,
-        JSON.stringify(run.inputs),
-        JSON.stringify(run.metadata),
-        run.encryptedEnvVars ?? null,
-        createdAt,
-      ),
-    );
+    statements.insertThread.run(run.tenantId, run.threadId, run.createdAt.getTime());
+    insertRunRow(statements, run);
     if (idempotency) claimIdempotencyKey(idempotency, expiredBefore);
   };
 

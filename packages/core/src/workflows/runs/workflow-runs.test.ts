@@ -338,4 +338,26 @@ describe("workflow runs", () => {
     expect(done.steps[1]).toMatchObject({ output: "Context: [1] policy.txt: Parking is in the basement." });
     expect(done.steps[2]).toMatchObject({ status: "failed", error: "knowledge base 'missing' not found" });
   });
+
+  test("output: one whole expression with a value that is not text gives outputJson; a failing template fails the run", async () => {
+    const fixture = await start();
+    await fixture.pushWorkflow({
+      slug: "shaped",
+      inputs: { topic: { type: "string" } },
+      steps: [{ id: "a", prompt: "echo", inputs: { text: "about {{inputs.topic}}" } }],
+      output: "{{ {'topic': inputs.topic, 'words': 2, 'said': steps.a.output} }}",
+    });
+    const done = await fixture.ended((await fixture.run("shaped", { topic: "x" })).id);
+    expect(done.outputJson).toEqual({ topic: "x", words: 2, said: "about x" });
+    expect(JSON.parse(done.output!)).toEqual(done.outputJson);
+
+    await fixture.pushWorkflow({
+      slug: "wrong",
+      steps: [{ id: "a", prompt: "echo", inputs: { text: "hi" } }],
+      output: "{{ steps.a.outputJson.missing }}",
+    });
+    const failed = await fixture.ended((await fixture.run("wrong")).id);
+    expect(failed.status).toBe("failed");
+    expect(failed.error).toStartWith("output: ");
+  });
 });

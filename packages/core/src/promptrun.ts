@@ -11,7 +11,7 @@ import type { KnowledgeSearch } from "./knowledge/ports.ts";
 import { createKnowledgeSearch } from "./knowledge/search.ts";
 import type { Clock, Store, ThreadEventBus } from "./ports.ts";
 import { createTokenBucketRateLimiter } from "./rate-limit/token-bucket.ts";
-import { createSecretBox } from "./security/secret-box.ts";
+import { createSecretBox, type SecretBox } from "./security/secret-box.ts";
 import { createStreamTokenService } from "./security/stream-tokens.ts";
 import { createAuthService } from "./services/auth-service.ts";
 import { createConsoleSessionService } from "./services/console-session-service.ts";
@@ -22,6 +22,7 @@ import { createThreadService } from "./services/thread-service.ts";
 import { uuidv7 } from "./services/uuidv7.ts";
 import type { EngineMetrics, PromptrunServices, RateLimitService } from "./services.ts";
 import { createWebhookDispatcher, createWebhookService } from "./webhooks/index.ts";
+import { createWorkflowRuns, type WorkflowRuns } from "./workflows/runs/index.ts";
 
 type EngineOptions = Parameters<typeof createEngine>[0];
 
@@ -75,40 +76,36 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
   const secrets = createSecretBox(config.secret, config.previousSecrets);
   const events =
     deps.events ?? createInMemoryThreadEventBus({ replayBufferSeconds: config.replayBufferSeconds, clock });
-  const outgoing = deps.fetch ? { fetch: deps.fetch } : {};
 
-  const dispatcher = createWebhookDispatcher({
-    store,
-    config,
-    secrets,
-    clock,
-    ...outgoing,
-    ...(deps.cluster ? { owner: deps.cluster.owner } : {}),
-    ...(deps.logError !== undefined
-      ? { onError: (error: unknown) => deps.logError?.("webhook delivery loop failed", error) }
-      : {}),
-  });
+  const dispatcher = composeDispatcher(deps, secrets, clock);
   const rateLimits = deps.rateLimits ?? createTokenBucketRateLimiter({ rateLimit: config.rateLimit, clock });
   const knowledge = composeKnowledge(deps, clock, rateLimits, () => dispatcher.wake());
   const engine =
     deps.engine ??
-    createEngine({
-      store,
-      config,
+    composeEngine(deps, {
       clock,
       events,
       secrets,
-      ...outgoing,
-      buildWebhookDeliveries: (run) => dispatcher.buildDeliveries(run),
-      ...(deps.modelOverrides !== undefined ? { models: deps.modelOverrides } : {}),
-      ...(deps.metrics !== undefined ? { metrics: deps.metrics } : {}),
-      ...(deps.cluster !== undefined ? { cluster: deps.cluster } : {}),
-      ...(deps.logError !== undefined ? { logError: deps.logError } : {}),
+      dispatcher,
       knowledge: knowledge.search,
+      // Bound late: the workflow runs are built on the engine.
+      onRunEnded: (run) => workflowRuns.onRunEnded(run),
     });
 
   /** New outbox rows (prompt events, a redelivery): the dispatcher polls now. */
   const wake = () => dispatcher.wake();
+  const workflowRuns: WorkflowRuns = createWorkflowRuns({
+    store,
+    config,
+    clock,
+    engine,
+    events,
+    secrets,
+    rateLimits,
+    knowledge: knowledge.search,
+    wakeDispatcher: wake,
+    logError: deps.logError,
+  });
   const auth = createAuthService({ store });
   const services: PromptrunServices = {
     auth,
@@ -122,7 +119,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
     consoleSessions: createConsoleSessionService({ store, clock, auth }),
     knowledge: knowledge.service,
     workflows: {} as PromptrunServices["workflows"], // TEMP(base): createWorkflowService replaces this
-    workflowRuns: {} as PromptrunServices["workflowRuns"], // TEMP(base): the workflow run service replaces this
+    workflowRuns: workflowRuns.service,
     rateLimits,
     events,
   };
@@ -136,6 +133,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
       if (state !== "idle") return;
       state = "running";
       await engine.start();
+      await workflowRuns.start();
       dispatcher.start();
       knowledge.worker.start();
     },
@@ -146,11 +144,46 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
       // The engine first: runs ending during the grace period still write their webhook outbox.
       if (wasRunning) {
         await Promise.all([engine.stop(options), knowledge.worker.stop(options)]);
+        await workflowRuns.stop();
         await dispatcher.stop();
       }
       await events.close();
     },
   };
+}
+
+function composeDispatcher(deps: PromptrunDeps, secrets: SecretBox, clock: Clock) {
+  return createWebhookDispatcher({
+    store: deps.store,
+    config: deps.config,
+    secrets,
+    clock,
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    ...(deps.cluster ? { owner: deps.cluster.owner } : {}),
+    ...(deps.logError !== undefined
+      ? { onError: (error: unknown) => deps.logError?.("webhook delivery loop failed", error) }
+      : {}),
+  });
+}
+
+function composeEngine(
+  deps: PromptrunDeps,
+  parts: Pick<EngineOptions, "clock" | "events" | "secrets" | "knowledge" | "onRunEnded"> & {
+    dispatcher: ReturnType<typeof createWebhookDispatcher>;
+  },
+): RunEngine {
+  const { dispatcher, ...shared } = parts;
+  return createEngine({
+    store: deps.store,
+    config: deps.config,
+    ...shared,
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    buildWebhookDeliveries: (run) => dispatcher.buildDeliveries(run),
+    ...(deps.modelOverrides !== undefined ? { models: deps.modelOverrides } : {}),
+    ...(deps.metrics !== undefined ? { metrics: deps.metrics } : {}),
+    ...(deps.cluster !== undefined ? { cluster: deps.cluster } : {}),
+    ...(deps.logError !== undefined ? { logError: deps.logError } : {}),
+  });
 }
 
 /** Knowledge bases (docs/KNOWLEDGE.md): one search (with its vector index), the service and the ingestion worker. */

@@ -40,6 +40,8 @@ export interface EngineDeps {
   cluster?: EngineCluster;
   /** Knowledge-base search for prompts with `retrieval:` and knowledge_base tools (docs/KNOWLEDGE.md). */
   knowledge?: KnowledgeSearch;
+  /** Called after a run ended here (completed or failed; once, by the end's winner): workflow runs advance. */
+  onRunEnded?: (run: RunRecord) => void;
 }
 
 const DEFAULT_STOP_GRACE_MS = 10_000;
@@ -200,5 +202,6 @@ function executorDepsOf(deps: EngineDeps): RunExecutorDeps {
     random: deps.random ?? Math.random,
     toolFetch: deps.toolFetch,
     knowledge: deps.knowledge,
+    onRunEnded: deps.onRunEnded,
   };
 }

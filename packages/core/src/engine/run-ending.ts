@@ -30,6 +30,8 @@ export interface RunEndingDeps {
   events: ThreadEventBus;
   buildWebhookDeliveries?: ((run: RunRecord) => Promise<WebhookDeliveryRecord[]>) | undefined;
   metrics?: EngineMetrics | undefined;
+  /** Told of every run this process ended (the winner of the end only): workflow steps advance their workflow. */
+  onRunEnded?: ((run: RunRecord) => void) | undefined;
 }
 
 /** The error of a run failed by a cancel. */
@@ -158,6 +160,7 @@ export async function endRunCompleted(
     },
   });
   deps.metrics?.runFinished("completed", ending.modelLabel, finishedAt.getTime() - run.createdAt.getTime());
+  deps.onRunEnded?.(finalRun);
   return true;
 }
 
@@ -215,5 +218,6 @@ export async function endRunFailed(
   if (ending.modelLabel !== undefined) {
     deps.metrics?.runFinished("failed", ending.modelLabel, finishedAt.getTime() - run.createdAt.getTime());
   }
+  deps.onRunEnded?.(finalRun);
   return true;
 }

@@ -66,6 +66,8 @@ export interface RunExecutorDeps {
   toolFetch?: typeof fetch | undefined;
   /** Knowledge-base search (prompts with `retrieval:`, knowledge_base tools); absent: such runs fail. */
   knowledge?: KnowledgeSearch | undefined;
+  /** See RunEndingDeps.onRunEnded. */
+  onRunEnded?: ((run: RunRecord) => void) | undefined;
 }
 
 /**

@@ -8,6 +8,7 @@ import type { MemoryReferences } from "./memory/references.ts";
 import { createMemoryRunStore } from "./memory/runs.ts";
 import { createMemoryTenantStore } from "./memory/tenants.ts";
 import { createMemoryWebhookStore } from "./memory/webhooks.ts";
+import { createMemoryWorkflowStore } from "./memory/workflows.ts";
 
 export interface MemoryStoreOptions {
   /** Where "now" comes from when the store itself stamps a time (an API key's last use). */
@@ -50,6 +51,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     insert: webhooks.insertDeliveries,
   });
   const runs = createMemoryRunStore(references, webhooks.insertDeliveries);
+  const workflows = createMemoryWorkflowStore(references, runs, {
+    check: webhooks.checkDeliveries,
+    insert: webhooks.insertDeliveries,
+  });
   const consoleSessions = createMemoryConsoleSessionStore(tenants.keyWithTenant, tenants.has);
   const knowledge = createMemoryKnowledgeStore(references, {
     check: webhooks.checkDeliveries,
@@ -73,12 +78,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   return {
     tenants: guard(withoutHelpers(tenants, "has", "keyWithTenant")),
     prompts: guard(withoutHelpers(prompts, "hasVersion", "modelOf")),
-    runs: guard(withoutHelpers(runs, "has")),
+    runs: guard(withoutHelpers(runs, "has", "checkInsert", "insert", "ensureThread", "pendingStepRuns")),
     environments: guard(withoutHelpers(environments, "has")),
     webhooks: guard(withoutHelpers(webhooks, "insertDeliveries", "checkDeliveries", "storedSecret")),
     consoleSessions: guard(consoleSessions),
     knowledge: guard(knowledge),
-    workflows: {} as Store["workflows"], // TEMP(base): the memory workflow store replaces this
+    workflows: guard(workflows),
     storedWebhookSecret: webhooks.storedSecret,
     async close() {
       closed = true;

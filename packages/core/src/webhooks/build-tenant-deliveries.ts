@@ -1,5 +1,5 @@
 import type { PromptTagMovedData, PromptVersionCreatedData, WebhookEventType } from "@promptrun/contract";
-import type { Clock, Store, WebhookDeliveryRecord } from "../ports.ts";
+import type { Clock, Store, WebhookDeliveryRecord, WebhookRecord } from "../ports.ts";
 
 export type PromptWebhookEvent =
   | { type: "prompt.version.created"; data: PromptVersionCreatedData }
@@ -28,24 +28,38 @@ export async function tenantEventDeliveryBuilder(
     webhooks.filter((webhook) => webhook.tenantId === tenantId && webhook.events.includes(type));
   return (events) => {
     const now = clock.now();
-    return events.flatMap((event) => {
-      const receivers = subscribed(event.type);
-      if (receivers.length === 0) return [];
-      const eventId = newId();
-      const payload = JSON.stringify({ type: event.type, timestamp: now.toISOString(), data: event.data });
-      return receivers.map((webhook) => ({
-        id: newId(),
-        webhookId: webhook.id,
-        tenantId,
-        runId: null,
-        eventId,
-        eventType: event.type,
-        payload,
-        status: "pending" as const,
-        attempts: 0,
-        nextAttemptAt: now,
-        createdAt: now,
-      }));
-    });
+    return events.flatMap((event) =>
+      eventDeliveries(subscribed(event.type), tenantId, event, { now, newId }),
+    );
   };
+}
+
+/**
+ * The outbox rows of one event of the tenant (not of one run) to the given webhooks: one event
+ * id, one body (`timestamp` default: now), one row per webhook.
+ */
+export function eventDeliveries(
+  receivers: readonly WebhookRecord[],
+  tenantId: string,
+  event: TenantWebhookEvent,
+  options: { now: Date; newId: () => string; timestamp?: Date },
+): WebhookDeliveryRecord[] {
+  if (receivers.length === 0) return [];
+  const { now, newId } = options;
+  const eventId = newId();
+  const timestamp = (options.timestamp ?? now).toISOString();
+  const payload = JSON.stringify({ type: event.type, timestamp, data: event.data });
+  return receivers.map((webhook) => ({
+    id: newId(),
+    webhookId: webhook.id,
+    tenantId,
+    runId: null,
+    eventId,
+    eventType: event.type,
+    payload,
+    status: "pending" as const,
+    attempts: 0,
+    nextAttemptAt: now,
+    createdAt: now,
+  }));
 }

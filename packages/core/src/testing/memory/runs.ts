@@ -2,6 +2,7 @@ import { conflict } from "../../errors.ts";
 import { DEFAULT_MEMORY_BOUND, knownTotal, type MemoryRowSize, memoryWindowOf } from "../../memory-window.ts";
 import type {
   IdempotencyRecord,
+  NewRun,
   RunRecord,
   RunStore,
   StoredMessage,
@@ -18,6 +19,14 @@ import { matchesRunFilter, usageOf } from "./run-list.ts";
 
 export interface MemoryRunStore extends RunStore {
   has(id: string): boolean;
+  /** Throws what inserting the run would throw, writing nothing (a workflow advance checks first). */
+  checkInsert(run: NewRun): void;
+  /** Synchronous insert (and its thread), so the workflow store can write step runs in its "transaction". */
+  insert(run: NewRun): void;
+  /** Creates the thread if new (a workflow run's thread exists before its first step run). */
+  ensureThread(tenantId: string, threadId: string, createdAt: Date): void;
+  /** Pending runs that are workflow steps: id, workflow run id, createdAt. */
+  pendingStepRuns(): Array<{ id: string; workflowRunId: string; createdAt: Date }>;
 }
 
 interface ThreadRow {
@@ -90,18 +99,36 @@ export function createMemoryRunStore(
     return count;
   };
 
+  const checkInsert = (run: NewRun) => {
+    if (runs.has(run.id)) throw conflict(`run ${run.id} already exists`);
+    requireReference(
+      references.tenant(run.tenantId) && references.promptVersion(run.promptVersionId),
+      `run ${run.id}`,
+    );
+  };
+  const ensureThread = (tenantId: string, threadId: string, createdAt: Date) => {
+    const key = threadKey(tenantId, threadId);
+    if (!threads.has(key)) threads.set(key, { id: threadId, createdAt, messages: [] });
+  };
+  const insert = (run: NewRun) => {
+    checkInsert(run);
+    ensureThread(run.tenantId, run.threadId, run.createdAt);
+    runs.set(run.id, pendingRunRecord(copy(run)));
+  };
+
   return {
     has: (id) => runs.has(id),
+    checkInsert,
+    insert,
+    ensureThread,
+    pendingStepRuns: () =>
+      [...runs.values()]
+        .filter((run) => run.status === "pending" && run.workflowRun)
+        .map((run) => ({ id: run.id, workflowRunId: run.workflowRun!.id, createdAt: run.createdAt })),
     async create(run, idempotencyRecord, options) {
-      if (runs.has(run.id)) throw conflict(`run ${run.id} already exists`);
-      requireReference(
-        references.tenant(run.tenantId) && references.promptVersion(run.promptVersionId),
-        `run ${run.id}`,
-      );
+      checkInsert(run);
       if (idempotencyRecord) claimIdempotencyKey(idempotencyRecord, options?.idempotencyExpiredBefore);
-      const key = threadKey(run.tenantId, run.threadId);
-      if (!threads.has(key)) threads.set(key, { id: run.threadId, createdAt: run.createdAt, messages: [] });
-      runs.set(run.id, pendingRunRecord(copy(run)));
+      insert(run);
     },
     async get(tenantId, id) {
       const run = runs.get(id);

@@ -1,0 +1,1 @@
+export { createWorkflowRuns, type WorkflowRuns } from "./create-workflow-runs.ts";

@@ -22,6 +22,7 @@ import { createThreadService } from "./services/thread-service.ts";
 import { uuidv7 } from "./services/uuidv7.ts";
 import type { EngineMetrics, PromptrunServices, RateLimitService } from "./services.ts";
 import { createWebhookDispatcher, createWebhookService } from "./webhooks/index.ts";
+import { createWorkflowService } from "./workflows/definitions/index.ts";
 import { createWorkflowRuns, type WorkflowRuns } from "./workflows/runs/index.ts";
 
 type EngineOptions = Parameters<typeof createEngine>[0];
@@ -118,7 +119,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
     webhooks: createWebhookService({ store, config, secrets, clock, onRequeue: wake }),
     consoleSessions: createConsoleSessionService({ store, clock, auth }),
     knowledge: knowledge.service,
-    workflows: {} as PromptrunServices["workflows"], // TEMP(base): createWorkflowService replaces this
+    workflows: createWorkflowService({ store, clock }),
     workflowRuns: workflowRuns.service,
     rateLimits,
     events,

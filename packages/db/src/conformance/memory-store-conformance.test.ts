@@ -12,5 +12,5 @@ describeStoreConformance(
     const store = createMemoryStore({ clock });
     return { ...store, storedWebhookSecret: async (id) => store.storedWebhookSecret(id) };
   },
-  { knowledge: hasKnowledge },
+  { knowledge: hasKnowledge, workflows: true },
 );

@@ -2,7 +2,8 @@
  * Every screen of the web console against the real server in Debian's Chromium, at 1280×800 and
  * at 390×844 (a phone): axe-core finds no serious or critical violation, and the page never
  * scrolls sideways (wide tables scroll in their own box). The screens are filled with real data
- * first: runs (one that paused for a client tool), a thread, a webhook with deliveries, an env var.
+ * first: runs (one that paused for a client tool), a workflow run, a thread, a webhook with
+ * deliveries, an env var.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
@@ -36,6 +37,8 @@ let session: ConsoleSession;
 let receiver: ReturnType<typeof Bun.serve>;
 /** The run paused for lookup_order, then answered: steps, tool calls and results, deliveries. */
 let toolRun: { id: string; thread: string };
+/** A completed workflow run of two greet steps, the second after the first. */
+let workflowRun: { id: string; thread: string };
 
 async function createRun(slug: string, body: Record<string, unknown>) {
   const created = await api(server, `/api/v1/prompts/${slug}/production/runs`, {
@@ -53,6 +56,38 @@ async function runUntil(id: string, done: (run: Record<string, unknown>) => bool
     const run = (await (await api(server, `/api/v1/promptruns/${id}`)).json()) as Record<string, unknown>;
     if (done(run)) return run;
     if (Date.now() > deadline) throw new Error(`run ${id} not there yet: ${JSON.stringify(run)}`);
+    await Bun.sleep(50);
+  }
+}
+
+/** Pushes a workflow of two greet steps over REST and runs it to the end. */
+async function createWorkflowRun() {
+  const pushed = await api(server, "/api/v1/workflows", {
+    method: "POST",
+    json: {
+      slug: "greet-twice",
+      inputs: { name: { type: "string" } },
+      steps: [
+        { id: "first", prompt: "greet@production", inputs: { name: "{{inputs.name}}" } },
+        { id: "second", prompt: "greet@production", inputs: { name: "{{steps.first.output}}" } },
+      ],
+    },
+  });
+  expect(pushed.status).toBe(201);
+  const created = await api(server, "/api/v1/workflows/greet-twice/latest/runs", {
+    method: "POST",
+    json: { inputs: { name: "Ada" } },
+  });
+  expect(created.status).toBe(202);
+  const run = (await created.json()) as { id: string; thread: string };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const current = (await (await api(server, `/api/v1/workflowruns/${run.id}`)).json()) as {
+      status: string;
+    };
+    if (current.status === "completed") return run;
+    if (current.status !== "pending" || Date.now() > deadline)
+      throw new Error(`workflow run ${run.id}: ${JSON.stringify(current)}`);
     await Bun.sleep(50);
   }
 }
@@ -107,6 +142,21 @@ const screens: Screen[] = [
         .getByRole("region", { name: "Webhook deliveries", exact: true })
         .getByRole("cell", { name: "run.completed" })
         .waitFor();
+    },
+  },
+  {
+    name: "workflow runs",
+    path: () => "/console/workflow-runs",
+    ready: (page) => page.locator(`tr[data-workflow-run-id="${workflowRun.id}"]`).waitFor(),
+  },
+  {
+    name: "workflow run",
+    path: () => `/console/workflow-runs/${workflowRun.id}`,
+    ready: async (page) => {
+      await page
+        .locator('svg.workflow-graph [data-step-id="second"][data-step-status="completed"]')
+        .waitFor();
+      await page.locator('path[data-edge="first->second"]').waitFor({ state: "attached" });
     },
   },
   {
@@ -168,6 +218,7 @@ describe.skipIf(!chromiumPath)("console accessibility on the real server", () =>
     });
     expect(answered.status).toBeLessThan(300);
     await runUntil(toolRun.id, (run) => run.status === "completed");
+    workflowRun = await createWorkflowRun();
 
     session = await signInToConsole(server);
     browser = await launchChromium();

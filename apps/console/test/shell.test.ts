@@ -27,15 +27,19 @@ describe.skipIf(!chromiumPath)("console shell", () => {
     for (const label of [
       "Prompts",
       "Runs",
+      "Workflow runs",
       "Threads",
       "Costs",
       "Webhooks",
       "Environments & keys",
       "Playground",
     ]) {
-      await page.getByRole("link", { name: label }).click();
+      // Exact names: "Runs" is also part of "Workflow runs".
+      await page.getByRole("link", { name: label, exact: true }).click();
       await page.locator("h1").first().waitFor();
-      expect(await page.getByRole("link", { name: label }).getAttribute("aria-current")).toBe("page");
+      expect(await page.getByRole("link", { name: label, exact: true }).getAttribute("aria-current")).toBe(
+        "page",
+      );
     }
     expect(errors).toEqual([]);
   });

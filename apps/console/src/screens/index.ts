@@ -18,6 +18,8 @@ const PromptsScreen = screen(() => import("./prompts-screen.tsx"), "PromptsScree
 const PromptDetailScreen = screen(() => import("./prompt-detail-screen.tsx"), "PromptDetailScreen");
 const RunsScreen = screen(() => import("./runs-screen.tsx"), "RunsScreen");
 const RunDetailScreen = screen(() => import("./run-detail-screen.tsx"), "RunDetailScreen");
+const WorkflowRunsScreen = screen(() => import("./workflow-runs-screen.tsx"), "WorkflowRunsScreen");
+const WorkflowRunScreen = screen(() => import("./workflow-run-screen.tsx"), "WorkflowRunScreen");
 const ThreadScreen = screen(() => import("./thread-screen.tsx"), "ThreadScreen");
 const CostsScreen = screen(() => import("./costs-screen.tsx"), "CostsScreen");
 const WebhooksScreen = screen(() => import("./webhooks-screen.tsx"), "WebhooksScreen");
@@ -32,6 +34,8 @@ export const screens: Screen[] = [
   { path: "/prompts/:slug", component: PromptDetailScreen },
   { path: "/runs", component: RunsScreen },
   { path: "/runs/:id", component: RunDetailScreen },
+  { path: "/workflow-runs", component: WorkflowRunsScreen },
+  { path: "/workflow-runs/:id", component: WorkflowRunScreen },
   { path: "/threads", component: ThreadScreen },
   { path: "/threads/:id", component: ThreadScreen },
   { path: "/costs", component: CostsScreen },
@@ -43,6 +47,7 @@ export const navigation = [
   { href: "/playground", label: "Playground" },
   { href: "/prompts", label: "Prompts" },
   { href: "/runs", label: "Runs" },
+  { href: "/workflow-runs", label: "Workflow runs" },
   { href: "/threads", label: "Threads" },
   { href: "/costs", label: "Costs" },
   { href: "/webhooks", label: "Webhooks" },

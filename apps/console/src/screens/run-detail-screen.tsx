@@ -49,6 +49,12 @@ function RunFacts({ run }: { run: PromptRun }) {
         </Link>{" "}
         <span className="muted">· {run.channel}</span>
       </Fact>
+      {run.workflowRun ? (
+        <Fact label="Workflow run">
+          <Link href={`/workflow-runs/${run.workflowRun.id}`}>{shortId(run.workflowRun.id)}</Link>{" "}
+          <span className="muted">· step {run.workflowRun.step}</span>
+        </Fact>
+      ) : null}
       <Fact label="Priority">{run.priority}</Fact>
       <Fact label="Created">{formatDateTime(run.createdAt)}</Fact>
       <Fact label="Started">{run.startedAt ? formatDateTime(run.startedAt) : "—"}</Fact>

@@ -113,9 +113,7 @@ export { WEBHOOK_EVENT_TYPES } from "./webhooks/webhook-event-types.ts";
 // Workflows: the store port (db implements it; docs/WORKFLOWS.md).
 export type {
   NewWorkflowRun,
-  WorkflowRecord,
   WorkflowRunChange,
-  WorkflowRunEnd,
   WorkflowRunListFilter,
   WorkflowRunRecord,
   WorkflowStepRecord,

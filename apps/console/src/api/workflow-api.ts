@@ -17,12 +17,11 @@ interface WorkflowProcedures {
   };
 }
 
-type ConsoleClient = ReturnType<typeof useTRPCClient>;
 /**
- * The router's own types once it has the workflow procedures (then a call that does not fit them
- * fails the typecheck); the contract's shapes above until then.
+ * Typed by the contract rather than by tRPC's inferred output: inference turns the `unknown`
+ * fields (`outputJson`, `inputs`) into optional ones, while the server always sends them.
  */
-type WorkflowClient = ConsoleClient extends { workflowRun: unknown } ? ConsoleClient : WorkflowProcedures;
+type WorkflowClient = WorkflowProcedures;
 
 /** The console's tRPC client, for the workflow procedures. */
 export const useWorkflowClient = (): WorkflowClient => useTRPCClient() as unknown as WorkflowClient;

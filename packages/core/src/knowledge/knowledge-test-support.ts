@@ -4,7 +4,6 @@
  * they live; these keep the service, worker and search tests about their own rules.
  */
 import type { DocumentMediaType } from "@promptrun/contract";
-import type { KnowledgeParts } from "./knowledge-parts.ts";
 import type { MediaTypeDetector } from "./knowledge-service.ts";
 import {
   type Chunker,

@@ -1,2 +1,1 @@
-export { toWorkflowSummary, toWorkflowVersion } from "./to-workflow-version.ts";
-export { createWorkflowService, type WorkflowServiceDependencies } from "./workflow-service.ts";
+export { createWorkflowService } from "./workflow-service.ts";

@@ -1,4 +1,4 @@
-export { type CompiledExpression, compileExpression, type ExpressionContext, fromCel } from "./expression.ts";
+export { type CompiledExpression, compileExpression, type ExpressionContext } from "./expression.ts";
 export {
   asText,
   type CompiledTemplate,

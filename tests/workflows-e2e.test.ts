@@ -451,7 +451,7 @@ describe(`workflow runs (${DIALECT})`, () => {
       ],
       output: "{{steps.next.output}}",
     });
-    const { id } = await createWorkflowRun(server, "tolerant", {});
+    const { id } = await createWorkflowRun(server, "tolerant", { inputs: {} });
     const run = await waitForWorkflowRun(server, id);
     expect(run).toMatchObject({ status: "completed", error: null, output: "echo: got [] status=failed" });
     expect(stepOf(run, "flaky")).toMatchObject({ status: "failed", output: null, outputJson: null });

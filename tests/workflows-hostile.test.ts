@@ -170,7 +170,7 @@ describe(`workflow runs, refused (${DIALECT})`, () => {
       slug: "theirs",
       steps: [{ id: "only", prompt: "echo", inputs: { text: "private" } }],
     });
-    const { id } = await createWorkflowRun(otherCaller, "theirs", {});
+    const { id } = await createWorkflowRun(otherCaller, "theirs", { inputs: {} });
     const unknown = crypto.randomUUID();
     for (const [method, suffix] of [
       ["GET", ""],

@@ -37,7 +37,8 @@ function toStep(
     outputJson: run.outputJson ?? null,
     error: run.error ?? (status === "cancelled" ? step.error : null),
     startedAt: iso(run.startedAt),
-    finishedAt: iso(run.finishedAt ?? step.finishedAt),
+    // A step the workflow cancelled ended when the workflow did, whenever its run noticed.
+    finishedAt: iso(status === "cancelled" ? step.finishedAt : (run.finishedAt ?? step.finishedAt)),
   };
 }
 

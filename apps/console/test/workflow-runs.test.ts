@@ -199,6 +199,8 @@ describe.skipIf(!chromiumPath)("workflow runs screens", () => {
 
   test("a pending workflow run changes on screen, and is cancelled from its page", async () => {
     const words = Array.from({ length: 60 }, (_, index) => `word${index}`).join(" ");
+    // The first step streams for ~30 s, so it is surely running when the page opens and is cancelled.
+    harness.promptrun.script.echo({ tokenDelayMs: 500 });
     const created = await api<{ id: string }>("/workflows/slow-demo/latest/runs", {
       method: "POST",
       json: { inputs: { text: words } },
@@ -222,6 +224,7 @@ describe.skipIf(!chromiumPath)("workflow runs screens", () => {
     const ended = await api<WorkflowRun>(`/workflowruns/${created.id}`);
     expect([ended.status, ended.error]).toEqual(["failed", "cancelled"]);
     expect(ended.steps.map((step) => step.status)).toEqual(["cancelled", "cancelled"]);
+    harness.promptrun.script.reset();
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -15,6 +15,7 @@ import { createSecretBox, type SecretBox } from "./security/secret-box.ts";
 import { createStreamTokenService } from "./security/stream-tokens.ts";
 import { createAuthService } from "./services/auth-service.ts";
 import { createConsoleSessionService } from "./services/console-session-service.ts";
+import { createPendingRunCounter } from "./services/pending-run-counter.ts";
 import { createPromptService } from "./services/prompt-service.ts";
 import { createRunService } from "./services/run-service.ts";
 import { createTenantService } from "./services/tenant-service.ts";
@@ -95,8 +96,14 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
 
   /** New outbox rows (prompt events, a redelivery): the dispatcher polls now. */
   const wake = () => dispatcher.wake();
+  // One pending cap per tenant for prompt runs and workflow runs (docs/WORKFLOWS.md "Runs").
+  const pendingRuns = createPendingRunCounter({
+    countPending: (tenantId) => store.runs.countPending(tenantId),
+    clock,
+  });
   const workflowRuns: WorkflowRuns = createWorkflowRuns({
     store,
+    pendingRuns,
     config,
     clock,
     engine,
@@ -112,7 +119,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
     auth,
     tenants: createTenantService({ store, clock, quotas: config.quotas }),
     prompts: createPromptService({ store, clock, providers: config, quotas: config.quotas, onEnqueue: wake }),
-    runs: createRunService({ store, config, clock, engine, secrets, rateLimits }),
+    runs: createRunService({ store, config, clock, engine, secrets, rateLimits, pendingRuns }),
     threads: createThreadService({ store, clock }),
     streamTokens: createStreamTokenService({ config, clock, rateLimits, tenants: store.tenants }),
     environments: createEnvironmentService({ store, secrets, clock, quotas: config.quotas }),

@@ -26,6 +26,8 @@ export interface PendingRunCounter {
   reserve(tenantId: string, limit: number): Promise<PendingRunReservation | null>;
   /** A pending run of the tenant ended through this process (a cancel): one place is free again. */
   ended(tenantId: string): void;
+  /** Runs of the tenant created here without a reservation (a workflow's step runs): counted as created. */
+  added(tenantId: string, count: number): void;
 }
 
 interface TenantCount {
@@ -102,6 +104,12 @@ export function createPendingRunCounter(options: PendingRunCounterOptions): Pend
         if (created) tenant.createdSince++;
       };
       return { created: () => settle(true), abandoned: () => settle(false) };
+    },
+
+    added(tenantId, count) {
+      const entry = counts.get(tenantId);
+      // No entry: the tenant's first reservation counts in the store, these runs included.
+      if (entry !== undefined) entry.createdSince += count;
     },
 
     ended(tenantId) {

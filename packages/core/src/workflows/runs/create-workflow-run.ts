@@ -7,7 +7,7 @@ import {
   IDEMPOTENCY_KEY_PATTERN,
   IDEMPOTENCY_KEY_RULE,
 } from "@promptrun/contract";
-import { conflict, forbidden, invalid, notFound, PromptrunError } from "../../errors.ts";
+import { conflict, forbidden, invalid, notFound, PromptrunError, rateLimited } from "../../errors.ts";
 import { checkMediaInputs } from "../../inputs/media-input.ts";
 import type { IdempotencyRecord, TenantRecord } from "../../ports.ts";
 import { createRequestFingerprint } from "../../security/request-fingerprint.ts";
@@ -21,6 +21,9 @@ import type { NewWorkflowRun, WorkflowVersionRecord } from "../ports.ts";
 import type { WorkflowRunContext } from "./workflow-run-context.ts";
 
 const REUSED_KEY = "Idempotency-Key reused with a different request";
+
+const pendingCapReached = (limit: number) =>
+  rateLimited(`too many pending runs (limit ${limit}); retry when some have finished`, 1);
 
 /** The workflow version a segment names; 404 naming what is missing. */
 async function resolveWorkflowVersion(
@@ -105,6 +108,12 @@ export function createWorkflowRunCreate(
       const existing = await store.workflows.findIdempotency(tenant.id, idempotencyKey, notBefore);
       if (existing) return replay(existing, fingerprinted);
     }
+    // The tenant's pending cap, as create-run's: a workflow run is admitted while its tenant has room
+    // for one more pending run. Only its step runs are pending runs (counted by the next recount),
+    // so the place is handed back at once.
+    const reservation = await deps.pendingRuns.reserve(tenant.id, config.maxPendingRunsPerTenant);
+    if (reservation === null) throw pendingCapReached(config.maxPendingRunsPerTenant);
+    reservation.abandoned();
     const promptVersions = await pinPrompts(context, tenant.id, version);
     const envVars = request.envVars;
     const hasEnvVars = envVars !== undefined && Object.keys(envVars).length > 0;

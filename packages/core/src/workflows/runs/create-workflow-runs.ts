@@ -3,10 +3,12 @@
  * advancer's life: every pending run advanced at start, an advance whenever a step run ends here,
  * and a slow sweep for step runs that ended on an instance that died before advancing.
  */
+
 import { isUuid, type Page, type WorkflowRun } from "@promptrun/contract";
 import { conflict, notFound } from "../../errors.ts";
 import type { RunRecord } from "../../ports.ts";
 import { clampPage, countFitting, MAX_PAGE_BYTES } from "../../services/page.ts";
+import { createPendingRunCounter, type PendingRunCounter } from "../../services/pending-run-counter.ts";
 import { uuidv7 } from "../../services/uuidv7.ts";
 import type { WorkflowRunService } from "../../services.ts";
 import type { WorkflowRunListFilter, WorkflowRunRecord } from "../ports.ts";
@@ -31,10 +33,21 @@ export interface WorkflowRuns {
 }
 
 export function createWorkflowRuns(
-  options: Omit<WorkflowRunsDeps, "newId"> & { newId?: () => string; sweepIntervalMs?: number },
+  options: Omit<WorkflowRunsDeps, "newId" | "pendingRuns"> & {
+    newId?: () => string;
+    sweepIntervalMs?: number;
+    /** Default: a counter of its own (the composition root shares the run service's). */
+    pendingRuns?: PendingRunCounter;
+  },
 ): WorkflowRuns {
   const newId = options.newId ?? (() => uuidv7(options.clock.now().getTime()));
-  const context = createWorkflowRunContext({ ...options, newId });
+  const pendingRuns =
+    options.pendingRuns ??
+    createPendingRunCounter({
+      countPending: (tenantId) => options.store.runs.countPending(tenantId),
+      clock: options.clock,
+    });
+  const context = createWorkflowRunContext({ ...options, newId, pendingRuns });
   const { store, events } = options;
   const advancer = createWorkflowAdvancer(context);
   let state: "idle" | "running" | "stopped" = "idle";

@@ -104,6 +104,7 @@ export function createWorkflowAdvancer(context: WorkflowRunContext) {
       });
     }
     for (const newRun of plan.newRuns) deps.engine.enqueue(pendingRunRecord(newRun), envVars);
+    if (plan.newRuns.length > 0) deps.pendingRuns.added(run.tenantId, plan.newRuns.length);
     const end = change.end;
     if (!end) return;
     const finishedAt = end.finishedAt.toISOString();

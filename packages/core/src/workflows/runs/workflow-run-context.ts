@@ -8,6 +8,7 @@ import type { RunEngine } from "../../engine-port.ts";
 import type { KnowledgeSearch } from "../../knowledge/ports.ts";
 import type { Clock, PromptVersionRecord, RunRecord, Store, ThreadEventBus } from "../../ports.ts";
 import type { SecretBox } from "../../security/secret-box.ts";
+import type { PendingRunCounter } from "../../services/pending-run-counter.ts";
 import type { RateLimitService } from "../../services.ts";
 import { buildWorkflowDeliveries } from "../../webhooks/build-workflow-deliveries.ts";
 import { type CompiledWorkflow, compileWorkflow } from "../graph.ts";
@@ -17,12 +18,17 @@ import { toWorkflowRun } from "./to-workflow-run.ts";
 
 export interface WorkflowRunsDeps {
   store: Store;
-  config: Pick<PromptrunConfig, "idempotencyTtlSeconds" | "secret" | "previousSecrets" | "allowPrivateUrls">;
+  config: Pick<
+    PromptrunConfig,
+    "idempotencyTtlSeconds" | "secret" | "previousSecrets" | "allowPrivateUrls" | "maxPendingRunsPerTenant"
+  >;
   clock: Clock;
   engine: RunEngine;
   events: ThreadEventBus;
   secrets: SecretBox;
   rateLimits: RateLimitService;
+  /** The per-tenant pending cap, shared with prompt runs (docs/WORKFLOWS.md "Runs"). */
+  pendingRuns: PendingRunCounter;
   /** Retrieve steps search through it; absent: they fail. */
   knowledge?: KnowledgeSearch | undefined;
   /** New webhook outbox rows were written (a workflow ended): the dispatcher polls now. */

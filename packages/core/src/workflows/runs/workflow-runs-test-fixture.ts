@@ -68,12 +68,15 @@ export interface WorkflowFixture {
 }
 
 export async function startWorkflowFixture(
-  options: { store?: Store; tenant?: TenantRecord } = {},
+  options: { store?: Store; tenant?: TenantRecord; maxPendingRunsPerTenant?: number } = {},
 ): Promise<WorkflowFixture> {
   const store = options.store ?? createMemoryStore();
   const promptrun = createPromptrun({
     store,
-    config,
+    config:
+      options.maxPendingRunsPerTenant === undefined
+        ? config
+        : { ...config, maxPendingRunsPerTenant: options.maxPendingRunsPerTenant },
     knowledgeParts: {
       extract: fakeExtract,
       chunk: fakeChunk,

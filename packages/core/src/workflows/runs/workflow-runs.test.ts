@@ -265,6 +265,25 @@ describe("workflow runs", () => {
     ).toEqual([]);
   });
 
+  test("the tenant's pending cap holds for workflow runs: their step runs count, and a workflow run is refused at the cap", async () => {
+    const fixture = await start({ maxPendingRunsPerTenant: 1 });
+    await fixture.pushWorkflow({
+      slug: "long",
+      steps: [{ id: "a", prompt: "crawl", inputs: { text: "w ".repeat(40) } }],
+    });
+    const first = await fixture.run("long");
+    await waitFor(
+      async () => (await fixture.get(first.id)).steps[0]?.status === "running",
+      "the step to start",
+    );
+    await expect(fixture.run("long")).rejects.toMatchObject({ code: "rate_limited" });
+    const { services } = fixture.promptrun;
+    await expect(
+      services.runs.create(fixture.tenant, "echo", "latest", { inputs: { text: "hi" } }),
+    ).rejects.toMatchObject({ code: "rate_limited" });
+    await services.workflowRuns.cancel(fixture.tenant.id, first.id);
+  });
+
   test("recovery: a new Promptrun on the same store finishes a half-done workflow without re-running a step", async () => {
     const first = await startWorkflowFixture();
     await first.pushWorkflow({

@@ -264,22 +264,6 @@ describe.skipIf(!chromiumPath)("the console journey on the real server", () => {
     await page.getByRole("table", { name: "Usage per prompt" }).getByText("greet").first().waitFor();
     await screenshot(page, "costs");
 
-    // 8b. The demo workflow: its run drawn as a graph, every step completed.
-    const workflowRun = await api(server, "/api/v1/workflows/support-triage/production/runs", {
-      method: "POST",
-      json: { inputs: { ticket: "My skates arrived broken, can I return them?" } },
-    });
-    expect(workflowRun.status).toBe(202);
-    const { id: workflowRunId } = (await workflowRun.json()) as { id: string };
-    await page.goto(`${server.url}/console/workflow-runs/${workflowRunId}`);
-    for (const step of ["classify", "docs", "answer"]) {
-      await page
-        .locator(`svg.workflow-graph [data-step-id="${step}"][data-step-status="completed"]`)
-        .waitFor({ timeout: 20_000 });
-    }
-    await page.getByRole("heading", { name: /^Workflow run .*completed$/ }).waitFor();
-    await screenshot(page, "workflow-run");
-
     // 9. The run's delivery failed (500); the receiver recovers and Redeliver sends it again.
     await page.getByRole("link", { name: "Webhooks", exact: true }).click();
     await card.getByRole("cell", { name: "500", exact: true }).waitFor({ timeout: 20_000 });
@@ -296,6 +280,23 @@ describe.skipIf(!chromiumPath)("the console journey on the real server", () => {
     // The picture shows the webhook and its deliveries (the form to add one is above).
     await card.evaluate((element) => element.scrollIntoView({ block: "start" }));
     await screenshot(page, "webhooks");
+
+    // 9b. The demo workflow: its run drawn as a graph, every step completed (after the webhook
+    // checks above: its step runs are ordinary runs, so they are delivered to that webhook too).
+    const workflowRun = await api(server, "/api/v1/workflows/support-triage/production/runs", {
+      method: "POST",
+      json: { inputs: { ticket: "My skates arrived broken, can I return them?" } },
+    });
+    expect(workflowRun.status).toBe(202);
+    const { id: workflowRunId } = (await workflowRun.json()) as { id: string };
+    await page.goto(`${server.url}/console/workflow-runs/${workflowRunId}`);
+    for (const step of ["classify", "docs", "answer"]) {
+      await page
+        .locator(`svg.workflow-graph [data-step-id="${step}"][data-step-status="completed"]`)
+        .waitFor({ timeout: 20_000 });
+    }
+    await page.getByRole("heading", { name: /^Workflow run .*completed$/ }).waitFor();
+    await screenshot(page, "workflow-run");
 
     await page.getByRole("link", { name: "Environments & keys", exact: true }).click();
     await page.getByRole("article", { name: "production" }).waitFor();

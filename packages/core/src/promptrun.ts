@@ -97,10 +97,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
   /** New outbox rows (prompt events, a redelivery): the dispatcher polls now. */
   const wake = () => dispatcher.wake();
   // One pending cap per tenant for prompt runs and workflow runs (docs/WORKFLOWS.md "Runs").
-  const pendingRuns = createPendingRunCounter({
-    countPending: (tenantId) => store.runs.countPending(tenantId),
-    clock,
-  });
+  const pendingRuns = createPendingRunCounter({ countPending: (id) => store.runs.countPending(id), clock });
   const workflowRuns: WorkflowRuns = createWorkflowRuns({
     store,
     pendingRuns,

@@ -65,6 +65,11 @@ const rows: ConfigurationRow[] = [
     variables: ["PROMPTRUN_CONCURRENCY", "PROMPTRUN_TENANT_CONCURRENCY"],
     meaning: "runs executing at once: in all, and per tenant",
   },
+  {
+    variables: ["PROMPTRUN_QUEUE_MEMORY_RUNS"],
+    meaning:
+      "queued runs kept in memory at most (one instance); a deeper backlog stays in the database and is paged in as runs start",
+  },
   { variables: ["PROMPTRUN_WEBHOOK_RETRY_SCHEDULE"], meaning: "seconds between webhook attempts" },
   {
     variables: ["PROMPTRUN_WEBHOOK_TIMEOUT_MS"],

@@ -122,6 +122,7 @@ export const environmentDefaults = {
   PROMPTRUN_STREAM_TOKEN_TTL: String(engineDefaults.streamTokenTtlSeconds),
   PROMPTRUN_CONCURRENCY: String(engineDefaults.concurrency),
   PROMPTRUN_TENANT_CONCURRENCY: String(engineDefaults.tenantConcurrency),
+  PROMPTRUN_QUEUE_MEMORY_RUNS: String(engineDefaults.queueMemoryRuns),
   PROMPTRUN_WEBHOOK_RETRY_SCHEDULE: engineDefaults.webhookRetrySchedule.join(","),
   PROMPTRUN_WEBHOOK_TIMEOUT_MS: String(engineDefaults.webhookTimeoutMs),
   PROMPTRUN_WEBHOOK_CONCURRENCY: String(engineDefaults.webhookConcurrency),
@@ -176,6 +177,10 @@ export const environmentSchema = z.object({
   PROMPTRUN_STREAM_TOKEN_TTL: positiveInt.max(86_400).prefault(byDefault.PROMPTRUN_STREAM_TOKEN_TTL),
   PROMPTRUN_CONCURRENCY: positiveInt.max(10_000).prefault(byDefault.PROMPTRUN_CONCURRENCY),
   PROMPTRUN_TENANT_CONCURRENCY: positiveInt.max(10_000).prefault(byDefault.PROMPTRUN_TENANT_CONCURRENCY),
+  PROMPTRUN_QUEUE_MEMORY_RUNS: positiveInt
+    .min(64)
+    .max(10_000_000)
+    .prefault(byDefault.PROMPTRUN_QUEUE_MEMORY_RUNS),
   PROMPTRUN_WEBHOOK_RETRY_SCHEDULE: retrySchedule.prefault(byDefault.PROMPTRUN_WEBHOOK_RETRY_SCHEDULE),
   PROMPTRUN_WEBHOOK_TIMEOUT_MS: positiveInt
     .min(100)
@@ -331,6 +336,7 @@ export function parseEnvironment(environment: Record<string, string | undefined>
       streamTokenTtlSeconds: env.PROMPTRUN_STREAM_TOKEN_TTL,
       concurrency: env.PROMPTRUN_CONCURRENCY,
       tenantConcurrency: env.PROMPTRUN_TENANT_CONCURRENCY,
+      queueMemoryRuns: env.PROMPTRUN_QUEUE_MEMORY_RUNS,
       webhookRetrySchedule: env.PROMPTRUN_WEBHOOK_RETRY_SCHEDULE,
       webhookTimeoutMs: env.PROMPTRUN_WEBHOOK_TIMEOUT_MS,
       webhookConcurrency: env.PROMPTRUN_WEBHOOK_CONCURRENCY,

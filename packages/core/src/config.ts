@@ -45,6 +45,11 @@ export interface PromptrunConfig {
   streamTokenTtlSeconds: number;
   concurrency: number;
   tenantConcurrency: number;
+  /**
+   * Queued runs kept in memory at most (one instance, no cluster): deeper backlogs stay in the
+   * store and are paged in as runs start (docs/ARCHITECTURE.md "Pending runs in memory").
+   */
+  queueMemoryRuns: number;
   /** Seconds between webhook attempts; its length + 1 is the number of attempts. */
   webhookRetrySchedule: number[];
   /** Consecutive failed deliveries after which a webhook is disabled. */
@@ -133,6 +138,7 @@ export const defaultConfig = (
   streamTokenTtlSeconds: 300,
   concurrency: 32,
   tenantConcurrency: 8,
+  queueMemoryRuns: 20_000,
   webhookRetrySchedule: [5, 300, 1800, 7200, 18000, 36000],
   webhookDisableAfter: 50,
   webhookTimeoutMs: 15_000,

@@ -15,5 +15,9 @@ export interface RunEngine {
   resume(run: RunRecord): void;
   /** Aborts a queued, executing or paused run; resolves true if this call ended it. */
   cancel(runId: string): Promise<boolean>;
-  stats(): { queued: Record<"onsite" | "normal" | "low", number>; executing: number };
+  /**
+   * Queued runs per class (those waiting in the store included), executing runs, and how many of
+   * the queued ones are held in memory (docs/ARCHITECTURE.md "Pending runs in memory").
+   */
+  stats(): { queued: Record<"onsite" | "normal" | "low", number>; executing: number; queuedInMemory: number };
 }

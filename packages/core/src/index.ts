@@ -59,6 +59,7 @@ export type {
   ImportedMessage,
   LeaseRenewal,
   NewRun,
+  PendingCursor,
   PromptListPage,
   PromptOutbox,
   PromptRecord,

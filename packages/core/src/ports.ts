@@ -484,6 +484,24 @@ export interface PromptStore {
   countVersions(tenantId: string): Promise<number>;
 }
 
+/** A place in a class's pending runs: (createdAt, id), the order listPendingPage pages in. */
+export interface PendingCursor {
+  createdAt: Date;
+  id: string;
+}
+
+export interface PendingOutlineRow {
+  tenantId: string;
+  priority: Priority;
+  count: number;
+}
+
+export interface PendingPageRow {
+  run: RunRecord;
+  /** The pending run just before it in its (tenant, thread, channel), or null. */
+  channelPredecessor: string | null;
+}
+
 export interface RunStore {
   /**
    * Durably inserts the run (and its thread if new) and, when given, the idempotency record,
@@ -506,8 +524,25 @@ export interface RunStore {
   ): Promise<Page<RunRecord>>;
   /** Ended runs created in [from, to), grouped, ordered by key (SQL GROUP BY; bounded by the groups). */
   usage(tenantId: string, query: UsageQuery): Promise<UsageRow[]>;
-  /** Every run still pending, oldest first (crash recovery). */
+  /** Every run still pending, oldest first (key rotation, tests; the engine pages instead). */
   listPending(): Promise<RunRecord[]>;
+  /**
+   * How many runs are pending per tenant and priority class, paused ones included (the engine's
+   * frontier, docs/ARCHITECTURE.md "Pending runs in memory"). Served by an index, not the rows.
+   */
+  pendingOutline(): Promise<PendingOutlineRow[]>;
+  /** The pending runs paused for tool outputs, oldest first (they hold their channels). */
+  listPaused(): Promise<RunRecord[]>;
+  /**
+   * The tenant's pending, not paused runs of one class after `after` in (createdAt, id) order,
+   * each with the id of the pending run just before it in its channel (null: it is the head).
+   */
+  listPendingPage(
+    tenantId: string,
+    priority: Priority,
+    after: PendingCursor | null,
+    limit: number,
+  ): Promise<PendingPageRow[]>;
   markStarted(id: string, at: Date, attempts: number): Promise<void>;
   /** pending → completed, and the memory rows, in one transaction. false if it had already ended. */
   complete(id: string, completion: RunCompletion): Promise<boolean>;

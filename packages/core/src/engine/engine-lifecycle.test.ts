@@ -79,7 +79,11 @@ describe("engine cancel", () => {
     const first = await fixture.createRun({ thread });
     const second = await fixture.createRun({ thread });
     await openai.waitForRequests(1);
-    expect(fixture.engine.stats()).toEqual({ queued: { onsite: 0, normal: 1, low: 0 }, executing: 1 });
+    expect(fixture.engine.stats()).toEqual({
+      queued: { onsite: 0, normal: 1, low: 0 },
+      executing: 1,
+      queuedInMemory: 1,
+    });
 
     expect(await fixture.engine.cancel(second.id)).toBe(true);
     const cancelled = (await fixture.store.runs.getById(second.id))!;
@@ -219,7 +223,11 @@ describe("engine limits, webhooks and metrics", () => {
     await openai.waitForRequests(2);
     await Bun.sleep(30);
     expect(openai.requests).toHaveLength(2);
-    expect(fixture.engine.stats()).toEqual({ queued: { onsite: 0, normal: 1, low: 0 }, executing: 2 });
+    expect(fixture.engine.stats()).toEqual({
+      queued: { onsite: 0, normal: 1, low: 0 },
+      executing: 2,
+      queuedInMemory: 1,
+    });
     release();
     for (const run of runs) expect((await fixture.waitForEnd(run.id)).status).toBe("completed");
   });

@@ -7,8 +7,9 @@ import type { SecretBox } from "../security/secret-box.ts";
 import type { EngineMetrics } from "../services.ts";
 import type { EngineCluster } from "./cluster-coordinator.ts";
 import { wireEngineCluster } from "./engine-cluster-wiring.ts";
-import { createLocalQueue } from "./local-queue.ts";
+import { addDepths, createLocalQueue } from "./local-queue.ts";
 import { startPauseExpiry } from "./pause-expiry.ts";
+import { createPendingFrontier } from "./pending-frontier.ts";
 import { createRunCancellation } from "./run-cancellation.ts";
 import type { RunExecutorDeps } from "./run-executor.ts";
 import { createRunLauncher } from "./run-launcher.ts";
@@ -81,6 +82,7 @@ export function createEngine(deps: EngineDeps): RunEngine {
     agingMs: config.agingSeconds * 1000,
     isExecuting: (runId) => launcher.isExecuting(runId),
     metrics: deps.metrics,
+    storedDepth: () => frontier?.storedByClass(),
   });
   const launcher = createRunLauncher({
     executorDeps: executorDepsOf(deps),
@@ -88,13 +90,32 @@ export function createEngine(deps: EngineDeps): RunEngine {
     coordinator,
     logError,
     onFinished: (runId, outcome) => {
+      frontier?.ended(runId);
       // With a cluster the store's claim keeps the paused run's channel waiting; here the queue does.
       if (outcome?.kind === "paused" && !coordinator) queue.pause(runId);
       else queue.finish(runId);
       pump();
     },
   });
-  const cancel = createRunCancellation({ ending: deps, queue, launcher, coordinator });
+  // One instance: deep backlogs stay in the store (a cluster polls a bounded frontier instead).
+  const frontier = coordinator
+    ? null
+    : createPendingFrontier({
+        store,
+        queue,
+        capacity: config.queueMemoryRuns,
+        isExecuting: (runId) => launcher.isExecuting(runId),
+        onLoaded: () => pump(),
+        logError,
+      });
+  const cancel = createRunCancellation({
+    ending: deps,
+    queue,
+    launcher,
+    coordinator,
+    onEnded: (run, wasQueued) => (wasQueued ? frontier?.ended(run.id) : frontier?.endedInStore(run)),
+    onStoreCancel: (runId) => frontier?.skip(runId),
+  });
 
   /** A paused run no longer holds its channel (it ended, or continues and is added again). */
   const releasePaused = (runId: string) => {
@@ -109,6 +130,7 @@ export function createEngine(deps: EngineDeps): RunEngine {
         if (next.launchable) launcher.launch(next.launchable);
         else queue.finish(next.runId);
       }
+      frontier?.refillIfLow();
     }
     queue.reportDepth();
   };
@@ -134,8 +156,7 @@ export function createEngine(deps: EngineDeps): RunEngine {
         pump();
         return;
       }
-      const pending = await store.runs.listPending();
-      for (const run of pending) queue.add(run);
+      await frontier?.load();
       state = "running";
       pump();
     },
@@ -145,12 +166,20 @@ export function createEngine(deps: EngineDeps): RunEngine {
       state = "stopped";
       stopPauseExpiry?.();
       coordinator?.stop();
+      frontier?.stop();
       queue.clear();
       await launcher.drain(options?.graceMs ?? DEFAULT_STOP_GRACE_MS);
     },
 
     enqueue(run, envVars) {
       if (state === "stopped") return;
+      // Past the frontier's budget the run waits in the store; its plaintext envVars are dropped
+      // (the stored, encrypted ones are read at launch).
+      if (frontier && !run.pause && !frontier.admit(run)) {
+        frontier.refillIfLow();
+        queue.reportDepth();
+        return;
+      }
       queue.add(run, envVars);
       pump();
       // Busy here: another instance may have room for it.
@@ -183,7 +212,13 @@ export function createEngine(deps: EngineDeps): RunEngine {
     },
 
     stats() {
-      return queue.stats();
+      const { queued, executing } = queue.stats();
+      const stored = frontier?.storedByClass();
+      return {
+        queued: stored ? addDepths(queued, stored) : queued,
+        executing,
+        queuedInMemory: queue.queuedTotal(),
+      };
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { Priority } from "@promptrun/contract";
 import type { RunRecord } from "../ports.ts";
 import type { EngineMetrics } from "../services.ts";
 import { RunScheduler } from "./scheduler.ts";
@@ -9,7 +10,22 @@ export interface LocalQueueOptions {
   /** A run executing here is never queued again (a poll may offer it while it runs). */
   isExecuting(runId: string): boolean;
   metrics?: EngineMetrics | undefined;
+  /** Pending runs kept in the store only, per class: the depth gauge counts them too. */
+  storedDepth?: () => Record<Priority, number> | undefined;
 }
+
+/** Queue depths per class, summed. */
+export const addDepths = (
+  a: Record<Priority, number>,
+  b: Record<Priority, number>,
+): Record<Priority, number> => ({
+  onsite: a.onsite + b.onsite,
+  normal: a.normal + b.normal,
+  low: a.low + b.low,
+});
+
+/** One key per (tenant, priority class). */
+export const classKey = (tenantId: string, priority: Priority): string => `${priority}:${tenantId}`;
 
 /** A run taken off the queue to execute, with the plaintext envVars it was enqueued with. */
 export interface LaunchableRun {
@@ -29,6 +45,14 @@ export function createLocalQueue(options: LocalQueueOptions) {
     agingMs: options.agingMs,
   });
   const queuedRuns = new Map<string, RunRecord>();
+  /** Queued runs per tenant and class (the frontier's budgets, pending-frontier.ts). */
+  const queuedPerClass = new Map<string, number>();
+  const countQueued = (run: RunRecord, change: 1 | -1) => {
+    const key = classKey(run.tenantId, run.priority);
+    const count = (queuedPerClass.get(key) ?? 0) + change;
+    if (count === 0) queuedPerClass.delete(key);
+    else queuedPerClass.set(key, count);
+  };
   const envVarsByRun = new Map<string, Record<string, string>>();
   /** Queued because a poll offered them (not created here): each poll's frontier replaces them. */
   const polled = new Set<string>();
@@ -40,7 +64,9 @@ export function createLocalQueue(options: LocalQueueOptions) {
     depthReportPending = true;
     setImmediate(() => {
       depthReportPending = false;
-      options.metrics?.queueDepth(scheduler.stats().queued);
+      const { queued } = scheduler.stats();
+      const stored = options.storedDepth?.();
+      options.metrics?.queueDepth(stored ? addDepths(queued, stored) : queued);
     });
   };
 
@@ -62,12 +88,20 @@ export function createLocalQueue(options: LocalQueueOptions) {
     const added = scheduler.enqueue(scheduled);
     if (!added) return;
     queuedRuns.set(run.id, run);
+    countQueued(run, 1);
     if (envVars) envVarsByRun.set(run.id, envVars);
   };
 
   return {
     add,
     isQueued: (runId: string) => scheduler.isQueued(runId),
+    /** Queued, executing or paused here. */
+    knows: (runId: string) =>
+      scheduler.isQueued(runId) || scheduler.isExecuting(runId) || scheduler.isPaused(runId),
+    /** Runs of this tenant and class queued here (not executing, not paused). */
+    queuedIn: (tenantId: string, priority: Priority) => queuedPerClass.get(classKey(tenantId, priority)) ?? 0,
+    /** Runs queued here, in all. */
+    queuedTotal: () => queuedRuns.size,
 
     /** The next run the limits allow, taken off the queue (its slot is held until finish()). */
     next(): { runId: string; launchable: LaunchableRun | null } | null {
@@ -76,6 +110,7 @@ export function createLocalQueue(options: LocalQueueOptions) {
       const { runId } = next;
       const run = queuedRuns.get(runId);
       const envVars = envVarsByRun.get(runId);
+      if (run) countQueued(run, -1);
       queuedRuns.delete(runId);
       envVarsByRun.delete(runId);
       polled.delete(runId);
@@ -96,6 +131,7 @@ export function createLocalQueue(options: LocalQueueOptions) {
       if (!scheduler.isQueued(runId)) return null;
       const run = queuedRuns.get(runId) ?? null;
       scheduler.remove(runId);
+      if (run) countQueued(run, -1);
       queuedRuns.delete(runId);
       envVarsByRun.delete(runId);
       polled.delete(runId);
@@ -109,7 +145,11 @@ export function createLocalQueue(options: LocalQueueOptions) {
       for (const runId of [...polled]) {
         if (offered.has(runId)) continue;
         polled.delete(runId);
-        if (scheduler.remove(runId)) queuedRuns.delete(runId);
+        const run = queuedRuns.get(runId);
+        if (scheduler.remove(runId) && run) {
+          countQueued(run, -1);
+          queuedRuns.delete(runId);
+        }
       }
       for (const run of runs) {
         if (scheduler.isQueued(run.id) || options.isExecuting(run.id)) continue;
@@ -121,6 +161,7 @@ export function createLocalQueue(options: LocalQueueOptions) {
     clear() {
       scheduler.clearQueued();
       queuedRuns.clear();
+      queuedPerClass.clear();
       envVarsByRun.clear();
       polled.clear();
       reportDepth();

@@ -13,6 +13,10 @@ export interface RunCancellationOptions {
   launcher: RunLauncher;
   /** Set with a cluster: the run may be queued or executing on another instance. */
   coordinator: ClusterCoordinator | null;
+  /** A run not executing here was cancelled: queued here, or pending in the store only. */
+  onEnded?(run: RunRecord, wasQueued: boolean): void;
+  /** A run pending in the store only is about to be cancelled there. */
+  onStoreCancel?(runId: string): void;
 }
 
 /**
@@ -25,8 +29,12 @@ export function createRunCancellation(options: RunCancellationOptions) {
   const { store } = ending;
 
   /** Fails a run that is not executing here (queued, or pending in the store only). */
-  const failCancelled = async (run: RunRecord | null): Promise<boolean> =>
-    run?.status === "pending" ? endRunFailed(ending, run, { error: CANCELLED }) : false;
+  const failCancelled = async (run: RunRecord | null, wasQueued = false): Promise<boolean> => {
+    if (run?.status !== "pending") return false;
+    const ended = await endRunFailed(ending, run, { error: CANCELLED });
+    if (ended) options.onEnded?.(run, wasQueued);
+    return ended;
+  };
 
   /** Until the run has ended (another instance is aborting it), or the wait is over. */
   const waitUntilEnded = async (runId: string) => {
@@ -60,7 +68,7 @@ export function createRunCancellation(options: RunCancellationOptions) {
     if (queue.isQueued(runId)) {
       const run = queue.remove(runId);
       // Queued here is not leased here: with a cluster, another instance may be executing it.
-      return coordinator ? cancelShared(coordinator, runId) : failCancelled(run);
+      return coordinator ? cancelShared(coordinator, runId) : failCancelled(run, true);
     }
     const execution = launcher.get(runId);
     if (execution) {
@@ -70,6 +78,8 @@ export function createRunCancellation(options: RunCancellationOptions) {
       return first && outcome?.kind === "failed" && outcome.cancelled;
     }
     if (coordinator) return cancelShared(coordinator, runId);
+    // Pending in the store only: no page may load it from now on.
+    options.onStoreCancel?.(runId);
     return failCancelled(await store.runs.getById(runId));
   };
 }

@@ -77,7 +77,7 @@ interface IdleEntry extends HeapItem {
   tenant: TenantState;
 }
 
-const CLASS_RANK: Record<Priority, number> = { onsite: 0, normal: 1, low: 2 };
+export const CLASS_RANK: Record<Priority, number> = { onsite: 0, normal: 1, low: 2 };
 
 const nodeBefore = (a: QueueNode, b: QueueNode): boolean =>
   a.deadline < b.deadline || (a.deadline === b.deadline && a.sequence < b.sequence);

@@ -50,7 +50,7 @@ export function recordingEngine(options: { store?: Store; clock?: Clock } = {}):
     stats() {
       const queued = { onsite: 0, normal: 0, low: 0 };
       for (const { run } of enqueued) queued[run.priority]++;
-      return { queued, executing: 0 };
+      return { queued, executing: 0, queuedInMemory: enqueued.length };
     },
   };
 }

@@ -286,6 +286,49 @@ export const runConformance = ({ store }: ConformanceContext): void => {
     });
   });
 
+  test("pendingOutline counts pending runs per tenant and class; listPendingPage pages one class with channel predecessors", async () => {
+    const thread = Bun.randomUUIDv7();
+    const inChat = (createdAt: Date, priority: NewRun["priority"]) =>
+      newRun(version, { threadId: thread, channel: "chat", createdAt, priority });
+    const chatLow = inChat(at(1), "low");
+    const chatOnsite = inChat(at(2), "onsite");
+    const chatNormal = inChat(at(3), "normal");
+    const otherChannel = newRun(version, { threadId: thread, channel: "side", createdAt: at(3) });
+    const sameTime = newRun(version, { createdAt: at(3) });
+    const later = newRun(version, { createdAt: at(4) });
+    const done = newRun(version, { threadId: thread, channel: "chat", createdAt: at(0) });
+    const elsewhere = newRun(otherVersion, { createdAt: at(1) });
+    const all = [chatLow, chatOnsite, chatNormal, otherChannel, sameTime, later, done, elsewhere];
+    for (const run of all) await store().runs.create(run);
+    await store().runs.fail(done.id, { error: "boom", cost: null, finishedAt: at(40), deliveries: [] });
+
+    const outline = await store().runs.pendingOutline();
+    const byKey = (rows: typeof outline) =>
+      rows.map((row) => `${row.tenantId === acme.id ? "acme" : "other"} ${row.priority} ${row.count}`).sort();
+    expect(byKey(outline)).toEqual(["acme low 1", "acme normal 4", "acme onsite 1", "other normal 1"]);
+
+    const pageOf = async (after: { createdAt: Date; id: string } | null, limit: number) =>
+      (await store().runs.listPendingPage(acme.id, "normal", after, limit)).map((row) => [
+        row.run.id,
+        row.channelPredecessor,
+      ]);
+    // (createdAt, id) order: the two runs created at at(3) by id.
+    const atThree = [chatNormal, otherChannel, sameTime].sort((a, b) => (a.id < b.id ? -1 : 1));
+    const predecessor = (run: NewRun) => (run === chatNormal ? chatOnsite.id : null);
+    const expected = [...atThree, later].map((run) => [run.id, predecessor(run)]);
+    expect(await pageOf(null, 10)).toEqual(expected);
+    expect(await pageOf(null, 2)).toEqual(expected.slice(0, 2));
+    const second = atThree[1]!;
+    expect(await pageOf({ createdAt: second.createdAt, id: second.id }, 10)).toEqual(expected.slice(2));
+    expect(await pageOf({ createdAt: at(4), id: later.id }, 10)).toEqual([]);
+    const [onsite] = await store().runs.listPendingPage(acme.id, "onsite", null, 10);
+    expect(onsite).toMatchObject({
+      run: { id: chatOnsite.id, priority: "onsite" },
+      channelPredecessor: chatLow.id,
+    });
+    expect(await store().runs.listPendingPage(other.id, "low", null, 10)).toEqual([]);
+  });
+
   test("listPending returns every tenant's pending runs oldest first; countPending is per tenant", async () => {
     const late = newRun(version, { createdAt: at(30) });
     const early = newRun(otherVersion, { createdAt: at(10) });

@@ -394,6 +394,28 @@ export const runPauseConformance = ({ store }: ConformanceContext): void => {
     expect(pending[0]?.pause).toBeNull();
   });
 
+  test("the engine's frontier: paused runs apart, class pages without them, predecessors counting them", async () => {
+    const thread = Bun.randomUUIDv7();
+    const waiting = await paused(0, at(600), { threadId: thread, channel: "chat", createdAt: at(1) });
+    const next = await create({ threadId: thread, channel: "chat", createdAt: at(2) });
+    const ended = await paused(0, at(600), { createdAt: at(3) });
+    await store().runs.fail(ended.run.id, {
+      error: "expired",
+      cost: null,
+      finishedAt: at(9),
+      deliveries: [],
+    });
+
+    const pausedRuns = await store().runs.listPaused();
+    expect(ids(pausedRuns)).toEqual([waiting.run.id]);
+    expect(pausedRuns[0]).toMatchObject({ pause: waiting.pause, steps: waiting.steps });
+    const page = await store().runs.listPendingPage(acme.id, "normal", null, 10);
+    expect(page.map((row) => [row.run.id, row.channelPredecessor])).toEqual([[next.id, waiting.run.id]]);
+    expect(await store().runs.pendingOutline()).toEqual([
+      { tenantId: acme.id, priority: "normal", count: 2 },
+    ]);
+  });
+
   test("memory keeps a tool exchange: tool calls and tool results in order, parts unchanged", async () => {
     const run = await create({ channel: "chat" });
     const exchange: MemoryMessage[] = [

@@ -37,10 +37,12 @@ import { pageFrom } from "../shared/cursor.ts";
 import { pausedRunChanges, resumedRunChanges, toRunRecord } from "../shared/run-records.ts";
 import {
   channelHeadCondition,
+  channelPredecessorSql,
   completedRunChanges,
   completionMessages,
   failedRunChanges,
   leaseRenewalFrom,
+  pendingPageCondition,
   runListCondition,
 } from "../shared/run-rules.ts";
 import { importRows, threadPageCondition, toStoredMessage } from "../shared/thread-messages.ts";
@@ -151,6 +153,34 @@ export const createRunStore = ({ db }: PostgresContext, options: RunStoreOptions
         .where(pending)
         .orderBy(asc(runs.createdAt), asc(runs.id));
       return rows.map(toRunRecord);
+    },
+
+    async pendingOutline() {
+      const rows = await db
+        .select({ tenantId: runs.tenantId, priority: runs.priority, count: count() })
+        .from(runs)
+        .where(isPending)
+        .groupBy(runs.tenantId, runs.priority);
+      return rows;
+    },
+
+    async listPaused() {
+      const rows = await db
+        .select(runRecord)
+        .from(runs)
+        .where(and(isPending, isPaused))
+        .orderBy(asc(runs.createdAt), asc(runs.id));
+      return rows.map(toRunRecord);
+    },
+
+    async listPendingPage(tenantId, priority, after, limit) {
+      const rows = await db
+        .select({ ...runRecord, channelPredecessor: channelPredecessorSql(runs, earlier) })
+        .from(runs)
+        .where(pendingPageCondition(runs, tenantId, priority, after))
+        .orderBy(asc(runs.createdAt), asc(runs.id))
+        .limit(limit);
+      return rows.map(({ channelPredecessor, ...row }) => ({ run: toRunRecord(row), channelPredecessor }));
     },
 
     async markStarted(id, at, attempts) {

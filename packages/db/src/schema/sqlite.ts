@@ -231,7 +231,11 @@ export const runs = sqliteTable(
     foreignKey({ columns: [table.tenantId, table.threadId], foreignColumns: [threads.tenantId, threads.id] }),
     index("runs_tenant_created_idx").on(table.tenantId, table.createdAt, table.id),
     index("runs_tenant_thread_idx").on(table.tenantId, table.threadId, table.createdAt, table.id),
-    index("runs_pending_idx").on(table.tenantId, table.createdAt).where(sql`${table.status} = 'pending'`),
+    // A tenant's pending runs per priority class, oldest first: the engine pages its frontier from
+    // it (listPendingPage) and counts them (pendingOutline, countPending) without the rows.
+    index("runs_pending_idx")
+      .on(table.tenantId, table.priority, table.createdAt, table.id)
+      .where(sql`${table.status} = 'pending'`),
     // Run lists (docs/PRODUCT-RULES.md "Listing runs"): a prompt's runs newest first, and the
     // failed runs (partial: a create never writes it, only a failing run does).
     index("runs_tenant_slug_idx").on(table.tenantId, table.promptSlug, table.createdAt, table.id),

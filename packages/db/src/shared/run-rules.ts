@@ -1,8 +1,10 @@
-import type { LeaseRenewal, RunCompletion, RunFailure, RunListFilter } from "@promptrun/core";
+import type { Priority } from "@promptrun/contract";
+import type { LeaseRenewal, PendingCursor, RunCompletion, RunFailure, RunListFilter } from "@promptrun/core";
 import {
   type AnyColumn,
   and,
   eq,
+  gt,
   gte,
   isNotNull,
   isNull,
@@ -101,6 +103,50 @@ export const channelHeadCondition = (runs: Table & RunColumns, earlier: RunColum
   where ${earlier.status} = 'pending' and ${earlier.tenantId} = ${runs.tenantId}
     and ${earlier.threadId} = ${runs.threadId} and ${earlier.channel} = ${runs.channel}
     and (${earlier.createdAt}, ${earlier.id}) < (${runs.createdAt}, ${runs.id}))`;
+
+/**
+ * The id of the pending run just before this one in its channel, or null (listPendingPage: the
+ * engine loads a run into memory only once that one is there, docs/ARCHITECTURE.md).
+ */
+export const channelPredecessorSql = (runs: Table & RunColumns, earlier: RunColumns): SQL<string | null> => {
+  // Spelled out with their tables: in a select list drizzle writes bare column names.
+  const of = (table: string, column: AnyColumn) =>
+    sql`${sql.identifier(table)}.${sql.identifier(column.name)}`;
+  const [outer, inner] = [
+    (column: AnyColumn) => of("runs", column),
+    (column: AnyColumn) => of("earlier", column),
+  ];
+  return sql<string | null>`(
+  select ${inner(earlier.id)} from ${runs} as "earlier"
+  where ${inner(earlier.status)} = 'pending' and ${inner(earlier.tenantId)} = ${outer(runs.tenantId)}
+    and ${inner(earlier.threadId)} = ${outer(runs.threadId)} and ${inner(earlier.channel)} = ${outer(runs.channel)}
+    and (${inner(earlier.createdAt)}, ${inner(earlier.id)}) < (${outer(runs.createdAt)}, ${outer(runs.id)})
+  order by ${inner(earlier.createdAt)} desc, ${inner(earlier.id)} desc limit 1)`;
+};
+
+/**
+ * listPendingPage: the tenant's pending, not paused runs of one class after `after` (served by
+ * runs_pending_idx; the leading `createdAt >=` bound seeks it to the cursor).
+ */
+export const pendingPageCondition = (
+  runs: RunColumns & { priority: AnyColumn; pausedStep: AnyColumn },
+  tenantId: string,
+  priority: Priority,
+  after: PendingCursor | null,
+): SQL =>
+  and(
+    sql`${runs.status} = 'pending'`,
+    eq(runs.tenantId, tenantId),
+    eq(runs.priority, priority),
+    isNull(runs.pausedStep),
+    after ? gte(runs.createdAt, after.createdAt) : undefined,
+    after
+      ? or(
+          gt(runs.createdAt, after.createdAt),
+          and(eq(runs.createdAt, after.createdAt), gt(runs.id, after.id)),
+        )
+      : undefined,
+  )!;
 
 /** What completing a run writes to its row: the outcome and steps, and its secrets, lease and pause let go. */
 export const completedRunChanges = (completion: RunCompletion) => ({

@@ -40,7 +40,13 @@ import {
 } from "../schema/sqlite.ts";
 import { pageFrom } from "../shared/cursor.ts";
 import { pausedRunChanges, resumedRunChanges, toRunRecord } from "../shared/run-records.ts";
-import { channelHeadCondition, leaseRenewalFrom, runListCondition } from "../shared/run-rules.ts";
+import {
+  channelHeadCondition,
+  channelPredecessorSql,
+  leaseRenewalFrom,
+  pendingPageCondition,
+  runListCondition,
+} from "../shared/run-rules.ts";
 import { importRows, threadPageCondition, toStoredMessage } from "../shared/thread-messages.ts";
 import { toUsageRow, type UsageSqlRow } from "../shared/usage-rows.ts";
 import { splitOutbox } from "../shared/webhook-outbox.ts";
@@ -385,6 +391,36 @@ export const createRunStore = ({ db, raw }: SqliteContext, options: RunStoreOpti
         .orderBy(asc(runs.createdAt), asc(runs.id))
         .all()
         .map(toRunRecord);
+    },
+
+    async pendingOutline() {
+      return db
+        .select({ tenantId: runs.tenantId, priority: runs.priority, count: count() })
+        .from(runs)
+        .where(isPending)
+        .groupBy(runs.tenantId, runs.priority)
+        .all();
+    },
+
+    async listPaused() {
+      return db
+        .select(runRecord)
+        .from(runs)
+        .where(and(isPending, isPaused))
+        .orderBy(asc(runs.createdAt), asc(runs.id))
+        .all()
+        .map(toRunRecord);
+    },
+
+    async listPendingPage(tenantId, priority, after, limit) {
+      return db
+        .select({ ...runRecord, channelPredecessor: channelPredecessorSql(runs, earlier) })
+        .from(runs)
+        .where(pendingPageCondition(runs, tenantId, priority, after))
+        .orderBy(asc(runs.createdAt), asc(runs.id))
+        .limit(limit)
+        .all()
+        .map(({ channelPredecessor, ...row }) => ({ run: toRunRecord(row), channelPredecessor }));
     },
 
     markStarted(id, at, attempts) {

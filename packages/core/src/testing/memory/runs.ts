@@ -3,6 +3,7 @@ import { DEFAULT_MEMORY_BOUND, knownTotal, type MemoryRowSize, memoryWindowOf } 
 import type {
   IdempotencyRecord,
   NewRun,
+  PendingOutlineRow,
   RunRecord,
   RunStore,
   StoredMessage,
@@ -165,6 +166,44 @@ export function createMemoryRunStore(
         .filter((run) => run.status === "pending")
         .sort(compareOldestFirst)
         .map(copy);
+    },
+    async pendingOutline() {
+      const counts = new Map<string, PendingOutlineRow>();
+      for (const run of runs.values()) {
+        if (run.status !== "pending") continue;
+        const key = `${run.tenantId}\u0000${run.priority}`;
+        const row = counts.get(key) ?? { tenantId: run.tenantId, priority: run.priority, count: 0 };
+        row.count++;
+        counts.set(key, row);
+      }
+      return [...counts.values()];
+    },
+    async listPaused() {
+      return [...runs.values()]
+        .filter((run) => run.status === "pending" && run.pause !== null)
+        .sort(compareOldestFirst)
+        .map(copy);
+    },
+    async listPendingPage(tenantId, priority, after, limit) {
+      const pendingOfTenant = [...runs.values()]
+        .filter((run) => run.status === "pending" && run.tenantId === tenantId)
+        .sort(compareOldestFirst);
+      const predecessorOf = (run: RunRecord) =>
+        pendingOfTenant.findLast(
+          (earlier) =>
+            earlier.threadId === run.threadId &&
+            earlier.channel === run.channel &&
+            compareOldestFirst(earlier, run) < 0,
+        )?.id ?? null;
+      return pendingOfTenant
+        .filter(
+          (run) =>
+            run.priority === priority &&
+            run.pause === null &&
+            (after === null || compareOldestFirst(run, after) > 0),
+        )
+        .slice(0, limit)
+        .map((run) => ({ run: copy(run), channelPredecessor: predecessorOf(run) }));
     },
     async markStarted(id, at, attempts) {
       const run = runs.get(id);

@@ -37,6 +37,8 @@ export interface PromptrunServerOptions {
   fileLimit?: number;
   /** Start on the database of a stopped server (no demo seed then: its key and tenant carry over). */
   reuse?: Pick<PromptrunServer, "dataDir" | "apiKey" | "tenantId">;
+  /** How long to wait for the ready line (the server prints it once its engine has loaded the pending runs); 60 s unless told. */
+  readyTimeoutMs?: number;
 }
 
 /** What every benchmark wants: no rate limit in the way, enough execution slots, quiet logs. */
@@ -68,7 +70,7 @@ export async function startPromptrunServer(options: PromptrunServerOptions = {})
   let ready: { url: string; demo: { apiKey: string; tenantId: string } | null };
   try {
     // serve --json prints {"url","demo"} without a `type`: the channel keeps it as output.
-    ready = await waitForReadyLine(child, 60_000);
+    ready = await waitForReadyLine(child, options.readyTimeoutMs ?? 60_000);
   } catch (error) {
     await child.stop(2_000);
     if (!options.reuse) rmSync(dataDir, { recursive: true, force: true });

@@ -1,15 +1,16 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { type NewRun, RunScheduler, uuidv7 } from "@promptrun/core";
-import { openSqliteStore } from "@promptrun/db";
+import { rmSync } from "node:fs";
+import { RunScheduler } from "@promptrun/core";
 import { benchPrompts } from "../bench-prompts.ts";
-import { engineStats, mapConcurrently, openGate, pollUntil, startBenchServer } from "../bench-server.ts";
+import { engineStats, openGate, pollUntil } from "../bench-server.ts";
 import { formatCores, formatCount, formatMs } from "../format.ts";
 import { LatencyHistogram } from "../latency-histogram.ts";
 import { runLoadGeneratorProcess } from "../load-generator-process.ts";
 import { markdownTable } from "../markdown-table.ts";
-import { startCpuWindow } from "../process-stats.ts";
+import { preciseCpuReader } from "../precise-cpu.ts";
+import { readRssKb, startCpuWindow } from "../process-stats.ts";
 import { startPromptrunServer } from "../promptrun-server.ts";
+import { type DepthFigures, flatMemoryTargets, rssMegabytes } from "../queue-depth-targets.ts";
+import { copyQueue, removeQueue, type SeededQueue, seedQueue } from "../seeded-queue.ts";
 import type { BenchContext, SectionResult, TargetCheck } from "./bench-context.ts";
 
 /** Execution slots (global = per tenant) and the gate runs that hold them while the queue is built. */
@@ -24,7 +25,7 @@ const WARM_UP_RUNS = 3_000;
  * release, and before the end of the smallest drain, when slots go idle.
  */
 const COST_WINDOW = { from: 100, to: 900 } as const;
-/** Times each depth's cost window is measured (each time on a freshly built queue). */
+/** Times each depth is measured (each time on a fresh copy of its queue). */
 const COST_REPEATS = 3;
 
 /** Middle value (mean of the two middle ones for an even count); NaN readings sort last. */
@@ -37,8 +38,12 @@ export function median(values: number[]): number {
 
 interface DepthResult {
   depth: number;
-  seedSeconds: number;
+  /** From spawning the server to it answering with the held runs executing and the rest queued. */
   startSeconds: number;
+  /** Server VmRSS (KiB) just before the release, with `depth` runs pending. */
+  rssKb: number;
+  /** Whether the drain ran to the end (else it stopped after the cost window). */
+  fullDrain: boolean;
   probe: { requestsPerSecond: number; p50: number; p99: number; failures: number };
   drained: number;
   drainSeconds: number;
@@ -64,64 +69,6 @@ export interface DrainSample {
   at: number;
   completed: number;
   cpuSeconds: number;
-}
-
-/** Writes the gate runs, then the echo runs, as pending rows through the store port (oldest first). */
-async function seedPendingRuns(databaseUrl: string, tenantId: string, echoRuns: number): Promise<void> {
-  const store = await openSqliteStore({ url: databaseUrl });
-  try {
-    const version = async (slug: string) => {
-      const found = await store.prompts.resolveVersion(tenantId, slug, { kind: "latest" });
-      if (!found) throw new Error(`prompt ${slug} not found`);
-      return found;
-    };
-    const gate = await version(benchPrompts.gate.slug);
-    const echo = await version(benchPrompts.echo.slug);
-    const startMs = Date.now() - (SLOTS + echoRuns) - 1_000;
-    const runFor = (index: number): NewRun => {
-      const prompt = index < SLOTS ? gate : echo;
-      const createdAt = startMs + index;
-      return {
-        id: uuidv7(createdAt),
-        tenantId,
-        threadId: uuidv7(createdAt),
-        channel: "default",
-        promptId: prompt.promptId,
-        promptVersionId: prompt.id,
-        promptSlug: prompt.slug,
-        promptVersion: prompt.version,
-        priority: "normal",
-        environment: "production",
-        inputs: { message: "queued bench run" },
-        metadata: {},
-        encryptedEnvVars: null,
-        createdAt: new Date(createdAt),
-      };
-    };
-    // Concurrent creates share group commits.
-    await mapConcurrently([...Array(SLOTS + echoRuns).keys()], 256, (index) =>
-      store.runs.create(runFor(index)),
-    );
-  } finally {
-    await store.close();
-  }
-}
-
-/**
- * CPU seconds a process's threads have run, from the scheduler's nanosecond counters
- * (/proc/<pid>/task/<tid>/schedstat). /proc/<pid>/stat counts in 10 ms ticks: ±20 ms over a window
- * of ~250 ms of CPU would be ±8 % on its own.
- */
-export function readCpuSecondsPrecise(pid: number): number {
-  let nanoseconds = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      nanoseconds += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  return nanoseconds / 1e9;
 }
 
 /**
@@ -161,40 +108,46 @@ export function cpuMsPerRunBetween(samples: DrainSample[], from: number, to: num
   return ((cpuAt(to) - cpuAt(from)) * 1000) / (to - from);
 }
 
+interface MeasureOptions {
+  drainLimitMs: number;
+  /** Stops polling once this many runs have completed (a measurement that only needs the cost window). */
+  stopAfterCompleted: number;
+}
+
+/** Starts a server on a copy of the queue, warms it up, times create-run at depth, then drains it. */
 async function measureDepth(
   context: BenchContext,
+  queue: SeededQueue,
   depth: number,
-  drainLimitMs: number,
-  /** Stops polling once this many runs have completed (a repeat that only needs the cost window). */
-  stopAfterCompleted = Number.POSITIVE_INFINITY,
+  options: MeasureOptions,
 ): Promise<DepthResult> {
   const echoRuns = depth - SLOTS - PROBE_RUNS;
-  const first = await startBenchServer({ promptsDir: context.promptsDir, upstreamUrl: context.upstream.url });
-  const warmUp = await first.cli<{ tenant: { id: string }; apiKey: string }>("tenants", "create", "warm-up");
-  await first.cli("prompts", "push", context.promptsDir, "--tenant", warmUp.tenant.id);
-  await first.stop();
-  const databaseUrl = `file:${join(first.dataDir, "promptrun.db")}`;
-  const seedStarted = performance.now();
-  await seedPendingRuns(databaseUrl, first.tenantId, echoRuns);
-  const seedSeconds = (performance.now() - seedStarted) / 1000;
-
+  const reuse = copyQueue(queue);
   await fetch(`${context.upstream.url}/control/close-gate`, { method: "POST" });
+  // The server prints its ready line once the engine has loaded the pending runs: today that
+  // takes ~40 s at a million runs, so the wait grows with the depth.
+  const readyTimeoutMs = 60_000 + depth / 10;
   const startStarted = performance.now();
   const server = await startPromptrunServer({
-    reuse: first,
+    reuse,
+    readyTimeoutMs,
     env: {
       PROMPTRUN_PROVIDERS: `bench=${context.upstream.url}/v1`,
       // The demo tenant's queue drains through its SLOTS; the other SLOTS serve the warm-up tenant.
       PROMPTRUN_CONCURRENCY: String(2 * SLOTS),
       PROMPTRUN_TENANT_CONCURRENCY: String(SLOTS),
     },
+  }).catch((error: unknown) => {
+    // A server that never started leaves its copy (up to ~1 GB) behind otherwise.
+    rmSync(reuse.dataDir, { recursive: true, force: true });
+    throw error;
   });
   try {
     const parkedAndQueued = async () => {
       const stats = await engineStats(server);
       return stats.executing === SLOTS && stats.queued === echoRuns;
     };
-    if (!(await pollUntil(parkedAndQueued, 60_000))) {
+    if (!(await pollUntil(parkedAndQueued, readyTimeoutMs))) {
       throw new Error(`queue not loaded: ${JSON.stringify(await engineStats(server))}`);
     }
     const startSeconds = (performance.now() - startStarted) / 1000;
@@ -202,7 +155,7 @@ async function measureDepth(
     await runLoadGeneratorProcess({
       url: `${server.url}/api/v1/prompts/${benchPrompts.echo.slug}/latest/runs`,
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${warmUp.apiKey}` },
+      headers: { "content-type": "application/json", authorization: `Bearer ${queue.warmUpApiKey}` },
       body: JSON.stringify({ inputs: { message: "warm up" } }),
       concurrency: 16,
       totalRequests: WARM_UP_RUNS,
@@ -220,31 +173,20 @@ async function measureDepth(
       totalRequests: PROBE_RUNS,
     });
     const probeLatency = LatencyHistogram.from(probe.latency);
-
-    // Release the gate: the 32 held runs end, then the queue drains through the same slots.
-    const queuedRuns = depth - SLOTS;
-    const samples: DrainSample[] = [];
-    const openedAt = performance.now();
-    const stopCpu = startCpuWindow([server.pid]);
-    await openGate(context.upstream.url);
-    for (;;) {
-      const stats = await engineStats(server);
-      const completed = queuedRuns - stats.queued - Math.max(0, stats.executing);
-      samples.push({
-        at: performance.now() - openedAt,
-        completed,
-        cpuSeconds: readCpuSecondsPrecise(server.pid),
-      });
-      const drained = stats.queued === 0 && stats.executing === 0;
-      if (drained || completed >= stopAfterCompleted || performance.now() - openedAt > drainLimitMs) break;
-      await Bun.sleep(50);
-    }
-    const cpu = stopCpu();
+    const rssKb = readRssKb(server.pid);
+    const { samples, cpu } = await drain(
+      context,
+      server.pid,
+      () => engineStats(server),
+      depth - SLOTS,
+      options,
+    );
     const last = samples[samples.length - 1]!;
     return {
       depth,
-      seedSeconds,
       startSeconds,
+      rssKb,
+      fullDrain: options.stopAfterCompleted === Number.POSITIVE_INFINITY,
       probe: {
         requestsPerSecond: probe.requests / (probe.elapsedMs / 1000),
         p50: probeLatency.percentile(50),
@@ -257,8 +199,8 @@ async function measureDepth(
       rateFirstThousand: rateBetween(samples, COST_WINDOW.to + COST_WINDOW.from, 0.1, 0.9),
       rateEarly: rateBetween(samples, last.completed, 0.1, 0.3),
       rateLate: rateBetween(samples, last.completed, 0.7, 0.9),
-      drainCores: (cpu.cpuSeconds[server.pid] ?? Number.NaN) / cpu.wallSeconds,
-      cpuMsPerRun: ((cpu.cpuSeconds[server.pid] ?? Number.NaN) * 1000) / last.completed,
+      drainCores: cpu.cpuSeconds / cpu.wallSeconds,
+      cpuMsPerRun: (cpu.cpuSeconds * 1000) / last.completed,
       windowCpuMsPerRun: cpuMsPerRunBetween(samples, COST_WINDOW.from, COST_WINDOW.to),
       cpuMsPerRunByTenth: Array.from({ length: 10 }, (_, tenth) =>
         cpuMsPerRunBetween(samples, (last.completed * tenth) / 10, (last.completed * (tenth + 1)) / 10),
@@ -267,6 +209,42 @@ async function measureDepth(
   } finally {
     await server.dispose(3_000);
   }
+}
+
+/**
+ * Releases the held runs and polls the queue as it drains (the queue at release: `queuedRuns`),
+ * until it is empty, `stopAfterCompleted` runs have completed or the time limit.
+ */
+async function drain(
+  context: BenchContext,
+  pid: number,
+  stats: () => ReturnType<typeof engineStats>,
+  queuedRuns: number,
+  options: MeasureOptions,
+): Promise<{ samples: DrainSample[]; cpu: { cpuSeconds: number; wallSeconds: number } }> {
+  const samples: DrainSample[] = [];
+  const openedAt = performance.now();
+  const stopCpu = startCpuWindow([pid]);
+  const readCpuSeconds = preciseCpuReader(pid);
+  await openGate(context.upstream.url);
+  for (;;) {
+    const { queued, executing } = await stats();
+    const completed = queuedRuns - queued - Math.max(0, executing);
+    samples.push({ at: performance.now() - openedAt, completed, cpuSeconds: readCpuSeconds() });
+    const drained = queued === 0 && executing === 0;
+    if (
+      drained ||
+      completed >= options.stopAfterCompleted ||
+      performance.now() - openedAt > options.drainLimitMs
+    )
+      break;
+    await Bun.sleep(50);
+  }
+  const window = stopCpu();
+  return {
+    samples,
+    cpu: { cpuSeconds: window.cpuSeconds[pid] ?? Number.NaN, wallSeconds: window.wallSeconds },
+  };
 }
 
 /** The scheduler alone: take the next run, finish it and enqueue another, at a constant depth. */
@@ -295,80 +273,133 @@ function schedulerCost(depth: number, operations: number): number {
   return (Bun.nanoseconds() - started) / operations;
 }
 
-/** 4. End-to-end completed dev:echo runs per second, and how draining scales with queue depth. */
-export async function queueSection(context: BenchContext): Promise<SectionResult> {
-  const depths = context.quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
-  const drainLimitMs = context.quick ? 20_000 : 45_000;
-  const results: DepthResult[] = [];
-  /** Cost-window readings per depth: the full drain's, then the repeats'. */
-  const windowCosts = new Map<number, number[]>();
-  for (const depth of depths) {
-    context.log(`queue: depth ${depth}`);
-    const result = await measureDepth(context, depth, drainLimitMs);
-    results.push(result);
-    windowCosts.set(depth, [result.windowCpuMsPerRun]);
-  }
-  // One window is ~800 runs, a few hundred ms of CPU: a GC pause or a busy neighbour core moves
-  // it by ~10 %. Each depth is measured again (interleaved, to spread any drift over all depths),
-  // and the median is compared.
-  for (let round = 1; round < COST_REPEATS; round++) {
+/** Each depth's readings: the first (with the full drain up to FULL_DRAIN_UP_TO), then the repeats'. */
+type Readings = Map<number, DepthResult[]>;
+
+/**
+ * Builds each depth's queue once, then measures every depth COST_REPEATS times on copies of it.
+ * One cost window is ~800 runs, a few hundred ms of CPU: a GC pause or a busy neighbour core moves
+ * it by ~10 %, so the rounds interleave the depths (spreading any drift over all of them) and the
+ * targets compare medians.
+ */
+async function measureDepths(
+  context: BenchContext,
+  depths: number[],
+  options: { drainLimitMs: number; fullDrainUpTo: number },
+): Promise<{ readings: Readings; seedSeconds: Map<number, number> }> {
+  const queues = new Map<number, SeededQueue>();
+  const readings: Readings = new Map(depths.map((depth) => [depth, []]));
+  try {
     for (const depth of depths) {
-      context.log(`queue: depth ${depth}, cost window again (${round + 1} of ${COST_REPEATS})`);
-      const repeat = await measureDepth(context, depth, drainLimitMs, COST_WINDOW.to + 100);
-      windowCosts.get(depth)!.push(repeat.windowCpuMsPerRun);
+      context.log(`queue: writing ${formatCount(depth)} pending runs`);
+      queues.set(
+        depth,
+        await seedQueue({
+          promptsDir: context.promptsDir,
+          upstreamUrl: context.upstream.url,
+          heldRuns: SLOTS,
+          echoRuns: depth - SLOTS - PROBE_RUNS,
+        }),
+      );
     }
+    for (let round = 0; round < COST_REPEATS; round++) {
+      for (const depth of depths) {
+        const fullDrain = round === 0 && depth <= options.fullDrainUpTo;
+        context.log(
+          `queue: depth ${depth}, ${fullDrain ? "full drain" : "cost window"} (${round + 1} of ${COST_REPEATS})`,
+        );
+        const result = await measureDepth(context, queues.get(depth)!, depth, {
+          drainLimitMs: options.drainLimitMs,
+          stopAfterCompleted: fullDrain ? Number.POSITIVE_INFINITY : COST_WINDOW.to + 100,
+        });
+        readings.get(depth)!.push(result);
+      }
+    }
+  } finally {
+    for (const queue of queues.values()) removeQueue(queue);
   }
-  const medianCost = (depth: number) => median(windowCosts.get(depth)!);
+  return { readings, seedSeconds: new Map([...queues].map(([depth, queue]) => [depth, queue.seedSeconds])) };
+}
+
+/** The medians over a depth's readings that the targets compare. */
+function depthFigures(depth: number, readings: DepthResult[]): DepthFigures {
+  const medianOf = (value: (result: DepthResult) => number) => median(readings.map(value));
+  return {
+    depth,
+    rssKb: medianOf((result) => result.rssKb),
+    restartSeconds: medianOf((result) => result.startSeconds),
+    createPerSecond: medianOf((result) => result.probe.requestsPerSecond),
+    createP99Ms: medianOf((result) => result.probe.p99),
+    dequeueCpuMs: medianOf((result) => result.windowCpuMsPerRun),
+  };
+}
+
+/** One table row: the depth's medians, then its first reading's drain. */
+function depthRow(readings: DepthResult[], seedSeconds: number, schedulerNanoseconds: number) {
+  const first = readings[0]!;
+  const figures = depthFigures(first.depth, readings);
+  const each = (value: (result: DepthResult) => string) => readings.map(value).join(", ");
+  const failures = readings.reduce((sum, result) => sum + result.probe.failures, 0);
+  const wholeDrain = (text: string) => (first.fullDrain ? text : "—");
+  return [
+    formatCount(first.depth),
+    `${seedSeconds.toFixed(1)} s`,
+    `${figures.restartSeconds.toFixed(1)} s (${each((result) => result.startSeconds.toFixed(1))})`,
+    `${formatCount(rssMegabytes(figures.rssKb))} MB`,
+    `${formatCount(figures.createPerSecond)} (p50 ${formatMs(median(readings.map((result) => result.probe.p50)))}, p99 ${formatMs(figures.createP99Ms)} ms${failures ? `, ${failures} failed` : ""})`,
+    first.fullDrain
+      ? `${formatCount(first.drained)} in ${first.drainSeconds.toFixed(1)} s (server ${formatCores(first.drainCores)} cores)`
+      : `stopped after ${formatCount(first.drained)} in ${first.drainSeconds.toFixed(1)} s`,
+    `${formatMs(figures.dequeueCpuMs)} (${each((result) => formatMs(result.windowCpuMsPerRun))})`,
+    wholeDrain(formatMs(first.cpuMsPerRun)),
+    formatCount(first.rateFirstThousand),
+    wholeDrain(formatCount(first.rate)),
+    wholeDrain(`${formatCount(first.rateEarly)} / ${formatCount(first.rateLate)}`),
+    `${formatCount(schedulerNanoseconds)} ns`,
+  ];
+}
+
+/** The dequeue-flatness target of the first round, over the depths it named (up to 100,000). */
+function flatDequeueTarget(figures: DepthFigures[]): TargetCheck {
+  const flat = figures.filter((entry) => entry.depth <= 100_000);
+  const costs = flat.map((entry) => entry.dequeueCpuMs);
+  const growth = Math.max(...costs) / Math.min(...costs);
+  return {
+    target: `dequeue cost flat ${formatCount(flat[0]!.depth)}→${formatCount(flat[flat.length - 1]!.depth)} (server CPU per completed run over completions ${COST_WINDOW.from}–${COST_WINDOW.to} of the drain, largest/smallest ≤ 1.25)`,
+    measured: `×${growth.toFixed(2)} (${costs.map((cost) => formatMs(cost)).join(" / ")} ms per run)`,
+    met: growth <= 1.25,
+  };
+}
+
+/** 4. End-to-end completed dev:echo runs per second, and how draining, memory and restart scale with queue depth. */
+export async function queueSection(context: BenchContext): Promise<SectionResult> {
+  const depths = context.quick ? [1_000, 10_000, 100_000] : [1_000, 10_000, 100_000, 1_000_000];
+  const drainLimitMs = context.quick ? 20_000 : 45_000;
+  // Deeper queues are measured over the cost window only: draining 1,000,000 runs would take minutes.
+  const fullDrainUpTo = context.quick ? 10_000 : 100_000;
+  const { readings, seedSeconds } = await measureDepths(context, depths, { drainLimitMs, fullDrainUpTo });
   // Warm the JIT once, then measure.
   schedulerCost(1_000, 20_000);
-  const scheduler = depths.map((depth) => ({ depth, nanoseconds: schedulerCost(depth, 200_000) }));
-
-  const rows = results.map((result) => [
-    formatCount(result.depth),
-    `${result.seedSeconds.toFixed(1)} s`,
-    `${result.startSeconds.toFixed(1)} s`,
-    `${formatCount(result.probe.requestsPerSecond)} (p50 ${formatMs(result.probe.p50)}, p99 ${formatMs(result.probe.p99)} ms${result.probe.failures ? `, ${result.probe.failures} failed` : ""})`,
-    `${formatCount(result.drained)} in ${result.drainSeconds.toFixed(1)} s (server ${formatCores(result.drainCores)} cores)`,
-    `${formatMs(medianCost(result.depth))} (${windowCosts
-      .get(result.depth)!
-      .map((cost) => formatMs(cost))
-      .join(", ")})`,
-    formatMs(result.cpuMsPerRun),
-    formatCount(result.rateFirstThousand),
-    formatCount(result.rate),
-    `${formatCount(result.rateEarly)} / ${formatCount(result.rateLate)}`,
-    `${formatCount(scheduler.find((entry) => entry.depth === result.depth)?.nanoseconds ?? Number.NaN)} ns`,
-  ]);
-  const rates = results.map((result) => result.rate).filter(Number.isFinite);
-  const costs = results.map((result) => medianCost(result.depth));
-  const growth = Math.max(...costs) / Math.min(...costs);
-  const deepest = results[results.length - 1]!;
+  const rows = depths.map((depth) =>
+    depthRow(readings.get(depth)!, seedSeconds.get(depth)!, schedulerCost(depth, 200_000)),
+  );
+  const figures = depths.map((depth) => depthFigures(depth, readings.get(depth)!));
+  const fullDrains = depths.map((depth) => readings.get(depth)![0]!).filter((result) => result.fullDrain);
   const targets: TargetCheck[] = [
-    {
-      target: `dequeue cost flat ${formatCount(depths[0]!)}→${formatCount(deepest.depth)} (server CPU per completed run over completions ${COST_WINDOW.from}–${COST_WINDOW.to} of the drain, largest/smallest ≤ 1.25)`,
-      measured: `×${growth.toFixed(2)} (${costs.map((cost) => formatMs(cost)).join(" / ")} ms per run)`,
-      met: growth <= 1.25,
-    },
+    flatDequeueTarget(figures),
+    ...flatMemoryTargets(figures[0]!, figures[figures.length - 1]!),
   ];
   const body = [
-    `Each depth uses a fresh server (concurrency ${2 * SLOTS}, per tenant ${SLOTS}). The pending runs are written through the store port (\`@promptrun/db\`, the same group-committed \`runs.create\` the API uses) with the server stopped: ${SLOTS} runs of a prompt whose upstream holds them, then the dev:echo runs. ` +
-      `On start the engine reloads them (the crash-recovery path): the ${SLOTS} held runs take every slot of the demo tenant and the rest stays queued. ` +
-      `A second tenant then executes ${formatCount(WARM_UP_RUNS)} dev:echo runs on the other ${SLOTS} slots so that the drain is measured warm. ` +
-      `Then ${PROBE_RUNS} more runs are created through the API (16 connections, Bun load generator) to time create-run against that queue, so the depth is the number of pending runs. ` +
-      `Releasing the held runs starts the drain; GET /health is polled every 50 ms (completed = queued at release − queued − executing), for at most ${drainLimitMs / 1000} s. ` +
-      `Server CPU per run = CPU seconds of the server / runs completed: over completions ${COST_WINDOW.from} to ${COST_WINDOW.to} after the release (the target uses it), the same ${COST_WINDOW.to - COST_WINDOW.from} runs at every depth, read from the scheduler's nanosecond counters (/proc/<pid>/task/*/schedstat) at each poll and interpolated to those completions, so the gate release before it and the idle slots at the end of the smallest drain stay out; and over the whole drain. ` +
-      `The window is measured ${COST_REPEATS} times per depth, each on a freshly built queue (the first with the full drain, the others stopped after ${formatCount(COST_WINDOW.to + 100)} completions; the depths interleaved), and the target compares the medians. ` +
-      `Window runs/s = completions per second over the same completions ${COST_WINDOW.from} to ${COST_WINDOW.to}. ` +
-      "Drain rate = completions per second between 10 % and 90 % of what completed in the drain; early/late = 10–30 % vs 70–90 % of it (a deep queue vs the same queue further drained). " +
-      "The scheduler column times `RunScheduler` alone in this process: take the next run, finish it, enqueue one, at a constant depth.",
+    methodText(drainLimitMs, fullDrainUpTo),
     "",
     markdownTable(
       [
         "pending runs",
         "seed (store)",
-        "restart to queue loaded",
-        "create-run at that depth: req/s",
-        "drained",
+        "restart to ready, queue loaded: median (each)",
+        "server RSS before the release: median",
+        "create-run at that depth: req/s, median of the probes",
+        "drained (first reading)",
         `server CPU ms per run, completions ${COST_WINDOW.from}–${COST_WINDOW.to}: median (each reading)`,
         "server CPU ms per run, whole drain",
         `completions ${COST_WINDOW.from}–${COST_WINDOW.to}: runs/s`,
@@ -379,9 +410,9 @@ export async function queueSection(context: BenchContext): Promise<SectionResult
       rows,
     ),
     "",
-    "Server CPU ms per run over each tenth of the drain, from the deepest queue to the nearly empty one (the first drain at each depth of 10,000 or more: the same queue as it shrinks):",
+    "Server CPU ms per run over each tenth of the drain, from the deepest queue to the nearly empty one (each full drain of 10,000 runs or more: the same queue as it shrinks):",
     "",
-    ...results
+    ...fullDrains
       // A tenth of the smallest drain is ~100 runs: too few for a CPU reading worth showing.
       .filter((result) => result.depth >= 10_000)
       .map(
@@ -389,7 +420,24 @@ export async function queueSection(context: BenchContext): Promise<SectionResult
           `- ${formatCount(result.depth)} pending: ${result.cpuMsPerRunByTenth.map((cost) => formatMs(cost)).join(" · ")}`,
       ),
     "",
-    `End-to-end completed dev:echo runs per second (queue drain, no concurrent creates): ${rates.map((rate, index) => `${formatCount(rate)} at depth ${formatCount(results[index]!.depth)}`).join(", ")}.`,
+    `End-to-end completed dev:echo runs per second (queue drain, no concurrent creates): ${fullDrains.map((result) => `${formatCount(result.rate)} at depth ${formatCount(result.depth)}`).join(", ")}.`,
   ].join("\n");
   return { title: "4. Completed runs per second and queue depth", body, targets };
+}
+
+function methodText(drainLimitMs: number, fullDrainUpTo: number): string {
+  return (
+    `Each measurement uses a fresh server (concurrency ${2 * SLOTS}, per tenant ${SLOTS}). The pending runs are written once per depth through the store port (\`@promptrun/db\`, the same group-committed \`runs.create\` the API uses, 4,096 in flight and per commit) with the server stopped: ${SLOTS} runs of a prompt whose upstream holds them, then the dev:echo runs; each measurement starts on a copy of that database. ` +
+    `On start the engine reloads them (the crash-recovery path): the ${SLOTS} held runs take every slot of the demo tenant and the rest stays queued. ` +
+    "Restart to ready = from spawning the server to it answering GET /health with the held runs executing and the rest queued (the server prints its ready line only after its engine has loaded the pending runs). " +
+    `A second tenant then executes ${formatCount(WARM_UP_RUNS)} dev:echo runs on the other ${SLOTS} slots so that the drain is measured warm. ` +
+    `Then ${PROBE_RUNS} more runs are created through the API (16 connections, Bun load generator) to time create-run against that queue, so the depth is the number of pending runs; server RSS = VmRSS (/proc/<pid>/status) right after, with all of them pending, just before the release. ` +
+    `Releasing the held runs starts the drain; GET /health is polled every 50 ms (completed = queued at release − queued − executing), for at most ${drainLimitMs / 1000} s. ` +
+    `Server CPU per run = CPU seconds of the server / runs completed: over completions ${COST_WINDOW.from} to ${COST_WINDOW.to} after the release (the dequeue targets use it), the same ${COST_WINDOW.to - COST_WINDOW.from} runs at every depth, read from the scheduler's nanosecond counters (/proc/<pid>/task/*/schedstat, a thread that ends keeping its last reading) at each poll and interpolated to those completions, so the gate release before it and the idle slots at the end of the smallest drain stay out; and over the whole drain. ` +
+    `Each depth is measured ${COST_REPEATS} times, each on a fresh copy of its queue, the depths interleaved: the first reading of each depth up to ${formatCount(fullDrainUpTo)} drains the whole queue, every other one (and every reading of a deeper queue) stops after ${formatCount(COST_WINDOW.to + 100)} completions. Restart, RSS, create-run and the cost window are the medians of the ${COST_REPEATS} readings. ` +
+    'Memory per pending run = (RSS at the deepest queue − RSS at the smallest) / (the difference in pending runs); the smallest depth is the target\'s "empty queue" reference for create-run and dequeue cost, and "within 10 %" means no worse by more than 10 % (faster is within). MB = 10^6 bytes. ' +
+    `Window runs/s = completions per second over the same completions ${COST_WINDOW.from} to ${COST_WINDOW.to}. ` +
+    "Drain rate = completions per second between 10 % and 90 % of what completed in a full drain; early/late = 10–30 % vs 70–90 % of it (a deep queue vs the same queue further drained). " +
+    "The scheduler column times `RunScheduler` alone in this process: take the next run, finish it, enqueue one, at a constant depth."
+  );
 }

@@ -8,7 +8,7 @@ const fakeMeasure =
   (perStream: Record<string, number>, calls: string[]) =>
   async (relay: string | null, streams: number): Promise<LevelReading> => {
     calls.push(`${relay ?? "direct"}@${streams}`);
-    return { perTokenP99Ms: 1 + (relay ? perStream[relay]! * streams : 0), errors: 0 };
+    return { perTokenP99Ms: 1 + (relay ? perStream[relay]! * streams : 0), errors: 0, cores: {} };
   };
 
 test("each relay steps up until its first level over the limit; the baseline runs while one is left", async () => {
@@ -42,7 +42,11 @@ test("failed streams end a relay's search even under the latency limit", async (
     levels: LEVELS,
     relays: ["flaky"],
     limitMs: 20,
-    measure: async (relay, streams) => ({ perTokenP99Ms: 1, errors: relay && streams === 200 ? 3 : 0 }),
+    measure: async (relay, streams) => ({
+      perTokenP99Ms: 1,
+      errors: relay && streams === 200 ? 3 : 0,
+      cores: {},
+    }),
   });
   expect(search.steps.flaky.map((step) => step.streams)).toEqual([100, 200]);
   expect(capacityOf(search.steps.flaky, LEVELS).streams).toBe(100);
@@ -52,7 +56,19 @@ test("the capacity reads as a count, a cap or below the first level", () => {
   expect(formatCapacity({ streams: 400, atCap: false }, LEVELS)).toBe("400");
   expect(formatCapacity({ streams: 800, atCap: true }, LEVELS)).toBe("≥ 800 (the cap)");
   expect(formatCapacity({ streams: null, atCap: false }, LEVELS)).toBe("< 100 (the first level)");
-  expect(capacityOf([{ streams: 100, addedP99Ms: 25, errors: 0, withinLimit: false }], LEVELS)).toEqual({
+  expect(
+    capacityOf(
+      [
+        {
+          streams: 100,
+          addedP99Ms: 25,
+          reading: { perTokenP99Ms: 26, errors: 0, cores: {} },
+          withinLimit: false,
+        },
+      ],
+      LEVELS,
+    ),
+  ).toEqual({
     streams: null,
     atCap: false,
   });

@@ -4,17 +4,18 @@
  * relay still under the limit; a relay stops at its first level over it (or with failed streams).
  */
 
-/** One batch of streams at one level: per-token p99 (send → receive) and failed streams. */
+/** One batch of streams at one level: per-token p99 (send → receive), failed streams, CPU cores by process. */
 export interface LevelReading {
   perTokenP99Ms: number;
   errors: number;
+  cores: Record<string, number>;
 }
 
 export interface CapacityStep {
   streams: number;
   /** The relay's per-token p99 − the upstream's directly at the same level. */
   addedP99Ms: number;
-  errors: number;
+  reading: LevelReading;
   withinLimit: boolean;
 }
 
@@ -53,7 +54,7 @@ export async function searchCapacity<P extends string>(
       const reading = await options.measure(relay, streams);
       const addedP99Ms = reading.perTokenP99Ms - direct.perTokenP99Ms;
       const withinLimit = reading.errors === 0 && direct.errors === 0 && addedP99Ms < options.limitMs;
-      steps[relay].push({ streams, addedP99Ms, errors: reading.errors, withinLimit });
+      steps[relay].push({ streams, addedP99Ms, reading, withinLimit });
     }
   }
   return { levels: options.levels, limitMs: options.limitMs, baseline, steps };

@@ -3,13 +3,13 @@ import { benchPrompts } from "../bench-prompts.ts";
 import { formatAddedMs, formatCores, formatCount, formatMs } from "../format.ts";
 import { LatencyHistogram } from "../latency-histogram.ts";
 import { markdownTable } from "../markdown-table.ts";
-import { type CapacitySearch, capacityOf, formatCapacity } from "../stream-capacity.ts";
+import { type CapacitySearch, type CapacityStep, capacityOf, formatCapacity } from "../stream-capacity.ts";
 import type { StreamCpuReading, StreamCpuSplit } from "../stream-cpu-cost.ts";
 import type { StreamBatchResult } from "../stream-measurement.ts";
 import { summarize } from "../summarize.ts";
 import type { SectionResult, TargetCheck } from "./bench-context.ts";
 import type { StreamPath } from "./streaming-paths.ts";
-import { PROMPTRUN_CONCURRENCY } from "./streaming-rig.ts";
+import { PROCESS_OF, PROMPTRUN_CONCURRENCY } from "./streaming-rig.ts";
 import type { StreamingPlan } from "./streaming-section.ts";
 import {
   firstTokenScalingTarget,
@@ -39,7 +39,6 @@ export interface StreamingReadings {
   capacity: CapacitySearch<StreamPath>;
   portkey: { version: string } | { error: string };
   plan: StreamingPlan;
-  limitMs: number;
 }
 
 const TITLE = "2. Streaming overhead";
@@ -179,15 +178,21 @@ function cpuTable(cpu: RelayCpu[], plan: StreamingPlan): string {
   );
 }
 
+/** "+12.3 ms ✗ (promptrun 0.95 cores)": a relay at one level, its process's cores beside it. */
+function capacityCell(step: CapacityStep, relay: StreamPath): string {
+  const name = PROCESS_OF[relay] ?? "";
+  const failed = step.reading.errors ? ` (${step.reading.errors} failed)` : "";
+  return `${formatAddedMs(step.addedP99Ms)}${failed}${step.withinLimit ? "" : " ✗"} (${name} ${formatCores(step.reading.cores[name] ?? Number.NaN)} cores)`;
+}
+
 function capacityTable(capacity: CapacitySearch<StreamPath>): string {
   const relays = Object.keys(capacity.steps) as StreamPath[];
   const rows = capacity.baseline.map(({ streams, reading }) => [
     formatCount(streams),
-    `${formatMs(reading.perTokenP99Ms)}${reading.errors ? ` (${reading.errors} failed)` : ""}`,
+    `${formatMs(reading.perTokenP99Ms)}${reading.errors ? ` (${reading.errors} failed)` : ""} (client ${formatCores(reading.cores.client ?? Number.NaN)}, upstream ${formatCores(reading.cores.upstream ?? Number.NaN)} cores)`,
     ...relays.map((relay) => {
       const step = capacity.steps[relay].find((candidate) => candidate.streams === streams);
-      if (!step) return "—";
-      return `${formatAddedMs(step.addedP99Ms)}${step.errors ? ` (${step.errors} failed)` : ""}${step.withinLimit ? "" : " ✗"}`;
+      return step ? capacityCell(step, relay) : "—";
     }),
   ]);
   const summary = relays
@@ -206,12 +211,13 @@ function capacityTable(capacity: CapacitySearch<StreamPath>): string {
       rows,
     ),
     "",
-    `Concurrent 50 tokens/s streams carried with added per-token p99 < ${capacity.limitMs} ms: ${summary}.`,
+    `Concurrent 50 tokens/s streams carried with added per-token p99 < ${capacity.limitMs} ms: ${summary}. ✗ = over the limit (that relay's last level).`,
   ].join("\n");
 }
 
 function methodText(readings: StreamingReadings): string {
-  const { plan, limitMs } = readings;
+  const { plan } = readings;
+  const { limitMs } = readings.capacity;
   const shape = plan.capacityShape;
   return [
     "A fake OpenAI-compatible upstream (own process) streams 200 tokens 5 ms apart; each token carries the wall-clock time it was sent, so every reader measures per-token delivery latency (send → receive) as well as time to first and last token from the moment it sent its request. " +

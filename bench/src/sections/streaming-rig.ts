@@ -14,6 +14,13 @@ export const PROMPTRUN_CONCURRENCY = 2048;
 /** Bun lets a process have 256 fetches open by default: fewer than the capacity levels' streams. */
 const OPEN_FETCHES = { BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" };
 
+/** The process (a key of StreamingRig.pids) that does a relay path's work. */
+export const PROCESS_OF: Partial<Record<StreamPath, string>> = {
+  "bare Bun relay (floor)": "relay",
+  "Portkey gateway": "portkey",
+  "Promptrun (SSE)": "promptrun",
+};
+
 export interface StreamingRig {
   /** Every path that runs here (Portkey only when it started). */
   paths: StreamPath[];

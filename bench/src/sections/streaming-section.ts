@@ -4,9 +4,9 @@ import { startCpuWindow } from "../process-stats.ts";
 import { type CapacitySearch, searchCapacity } from "../stream-capacity.ts";
 import { type StreamCpuReading, splitStreamCpu } from "../stream-cpu-cost.ts";
 import type { BenchContext, SectionResult } from "./bench-context.ts";
-import { type StreamPath, type StreamShape, shapeOf } from "./streaming-paths.ts";
+import { type BatchShape, type StreamPath, type StreamShape, shapeOf } from "./streaming-paths.ts";
 import { type PathResult, type RelayCpu, renderStreaming } from "./streaming-render.ts";
-import { type StreamingRig, startStreamingRig } from "./streaming-rig.ts";
+import { PROCESS_OF, type StreamingRig, startStreamingRig } from "./streaming-rig.ts";
 
 const LONG = shapeOf(benchPrompts.stream200);
 /** The short stream that separates per-stream from per-token relay cost. */
@@ -16,12 +16,12 @@ const CAPACITY_LIMIT_MS = 20;
 /** Capacity streams start within this time: their tokens are not all sent in the same instant. */
 const CAPACITY_START_SPREAD_MS = 1_000;
 
-/** How much each part runs: quick mode keeps the section near a minute (one capacity level). */
+/** How much each part runs: quick mode keeps the section near a minute (one capacity level); full ≈ 4 minutes. */
 export interface StreamingPlan {
   sequentialStreams: number;
   /** Batches of 100 streams at 100 at once. */
   rounds: number;
-  /** CPU batches: /proc counts CPU in 10 ms ticks, so each batch must cost the bare relay ≥ ~20. */
+  /** CPU batches: /proc counts CPU in 10 ms ticks, so a full run's batches cost the bare relay ≥ ~20 (quick: fewer, coarser). */
   cpuLongStreams: number;
   cpuShortStreams: number;
   capacityLevels: number[];
@@ -31,8 +31,8 @@ export interface StreamingPlan {
 const streamingPlan = (quick: boolean): StreamingPlan => ({
   sequentialStreams: quick ? 5 : 15,
   rounds: quick ? 1 : 2,
-  cpuLongStreams: quick ? 200 : 400,
-  cpuShortStreams: quick ? 1_000 : 2_000,
+  cpuLongStreams: quick ? 100 : 400,
+  cpuShortStreams: quick ? 500 : 2_000,
   capacityLevels: quick ? [200] : [100, 200, 400, 800, 1_600],
   capacityShape: shapeOf(quick ? benchPrompts.stream50PerSecondQuick : benchPrompts.stream50PerSecond),
 });
@@ -46,8 +46,8 @@ export async function streamingSection(context: BenchContext): Promise<SectionRe
     for (const path of rig.paths) await rig.run(path, { shape: LONG, concurrency: 4, total: 8 });
     const results = await measureLatency(rig, plan, context);
     const cpu = [
-      await measureRelayCpu(rig, "bare Bun relay (floor)", rig.pids.relay!, plan, context),
-      await measureRelayCpu(rig, "Promptrun (SSE)", rig.pids.promptrun!, plan, context),
+      await measureRelayCpu(rig, "bare Bun relay (floor)", plan, context),
+      await measureRelayCpu(rig, "Promptrun (SSE)", plan, context),
     ];
     const capacity = await measureCapacity(rig, plan, context);
     return renderStreaming({
@@ -56,11 +56,24 @@ export async function streamingSection(context: BenchContext): Promise<SectionRe
       capacity,
       portkey: rig.portkey,
       plan,
-      limitMs: CAPACITY_LIMIT_MS,
     });
   } finally {
     await rig.stop();
   }
+}
+
+/** A batch on one path, with the CPU cores each process used meanwhile (CPU seconds / wall seconds). */
+async function runWithCores(rig: StreamingRig, path: StreamPath, batch: BatchShape) {
+  const stop = startCpuWindow(Object.values(rig.pids));
+  const result = await rig.run(path, batch);
+  const window = stop();
+  const cores = Object.fromEntries(
+    Object.entries(rig.pids).map(([name, pid]) => [
+      name,
+      (window.cpuSeconds[pid] ?? Number.NaN) / window.wallSeconds,
+    ]),
+  );
+  return { batch: result, cores };
 }
 
 /** Every path at one stream at a time and at 100 started together, with each process's CPU. */
@@ -69,16 +82,8 @@ async function measureLatency(rig: StreamingRig, plan: StreamingPlan, context: B
   for (const concurrency of [1, 100]) {
     for (const path of rig.paths) {
       context.log(`streaming: ${path} at ${concurrency} concurrent streams`);
-      const stop = startCpuWindow(Object.values(rig.pids));
       const total = concurrency === 1 ? plan.sequentialStreams : 100 * plan.rounds;
-      const batch = await rig.run(path, { shape: LONG, concurrency, total });
-      const window = stop();
-      const cores = Object.fromEntries(
-        Object.entries(rig.pids).map(([name, pid]) => [
-          name,
-          (window.cpuSeconds[pid] ?? Number.NaN) / window.wallSeconds,
-        ]),
-      );
+      const { batch, cores } = await runWithCores(rig, path, { shape: LONG, concurrency, total });
       results.push({ path, concurrency, batch, cores });
     }
   }
@@ -89,10 +94,10 @@ async function measureLatency(rig: StreamingRig, plan: StreamingPlan, context: B
 async function measureRelayCpu(
   rig: StreamingRig,
   path: StreamPath,
-  pid: number,
   plan: StreamingPlan,
   context: BenchContext,
 ): Promise<RelayCpu> {
+  const pid = rig.pids[PROCESS_OF[path]!]!;
   context.log(`streaming: ${path} CPU per stream, ${LONG.tokens}-token and ${SHORT.tokens}-token streams`);
   const cpuPerStream = async (shape: StreamShape, total: number): Promise<StreamCpuReading> => {
     const stop = startCpuWindow([pid]);
@@ -119,13 +124,14 @@ async function measureCapacity(
     async measure(relay, streams) {
       const path = relay ?? "upstream directly";
       context.log(`streaming: capacity, ${path} at ${streams} streams of 50 tokens/s`);
-      const batch = await rig.run(path, {
+      const { batch, cores } = await runWithCores(rig, path, {
         shape: plan.capacityShape,
         concurrency: streams,
         total: streams,
         startSpreadMs: CAPACITY_START_SPREAD_MS,
       });
-      return { perTokenP99Ms: LatencyHistogram.from(batch.perToken).percentile(99), errors: batch.errors };
+      const perTokenP99Ms = LatencyHistogram.from(batch.perToken).percentile(99);
+      return { perTokenP99Ms, errors: batch.errors, cores };
     },
   });
 }

@@ -116,7 +116,7 @@ async function measureCapacity(
   plan: StreamingPlan,
   context: BenchContext,
 ): Promise<CapacitySearch<StreamPath>> {
-  const relays = rig.paths.filter((path) => path !== "upstream directly" && !path.startsWith("AI SDK"));
+  const relays = rig.paths.filter((path) => PROCESS_OF[path] !== undefined);
   return searchCapacity({
     levels: plan.capacityLevels,
     relays,

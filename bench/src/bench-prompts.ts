@@ -15,6 +15,12 @@ export const benchPrompts = {
   echo: { slug: "bench-echo", model: "dev:echo", params: { delayMs: 0 } },
   stream200: { slug: "bench-stream-200", model: `${UPSTREAM_PROVIDER}:stamp-200-5` },
   stream2: { slug: "bench-stream-2", model: `${UPSTREAM_PROVIDER}:stamp-2-5` },
+  /** Section 2's capacity streams: 50 tokens/s for 5 s (3 s in quick mode). */
+  stream50PerSecond: { slug: "bench-stream-50-per-second", model: `${UPSTREAM_PROVIDER}:stamp-250-20` },
+  stream50PerSecondQuick: {
+    slug: "bench-stream-50-per-second-quick",
+    model: `${UPSTREAM_PROVIDER}:stamp-150-20`,
+  },
   fanOut50PerSecond: { slug: "bench-fan-out", model: `${UPSTREAM_PROVIDER}:stamp-50-20` },
   burst: { slug: "bench-burst", model: `${UPSTREAM_PROVIDER}:stamp-100-0` },
   gate: { slug: "bench-gate", model: `${UPSTREAM_PROVIDER}:gate` },

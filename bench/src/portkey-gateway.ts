@@ -23,13 +23,14 @@ const freePort = (): number => {
  * The Portkey AI gateway (`@portkey-ai/gateway` from npm) as a local process under Bun (its
  * Node build fails under Node 20). It takes a fixed port, so pick a free one first.
  */
-export async function startPortkeyGateway(): Promise<PortkeyGateway> {
+export async function startPortkeyGateway(env: Record<string, string> = {}): Promise<PortkeyGateway> {
   const require = createRequire(import.meta.url);
   const packageJson = require.resolve("@portkey-ai/gateway/package.json");
   const version = (require(packageJson) as { version: string }).version;
   const entry = join(dirname(packageJson), "build/start-server.js");
   const port = freePort();
   const child: ChildChannel = spawnChild(["bun", entry, `--port=${port}`, "--headless"], {
+    env,
     fileLimit: 65_536,
   });
   const url = `http://127.0.0.1:${port}`;

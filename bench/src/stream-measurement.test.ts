@@ -43,3 +43,21 @@ test("a batch runs every stream with bounded concurrency and counts failures", a
   expect(result.errors).toBe(2);
   expect(result.firstError).toBe("boom");
 });
+
+test("with a start spread, the workers start at different moments within it", async () => {
+  const startedAt = performance.now();
+  const starts: number[] = [];
+  await runStreamBatch(
+    20,
+    20,
+    async () => {
+      starts.push(performance.now() - startedAt);
+      return { firstTokenMs: 1, lastTokenMs: 1, tokens: 1 };
+    },
+    200,
+  );
+  expect(starts).toHaveLength(20);
+  expect(Math.max(...starts)).toBeLessThan(260);
+  // 20 uniform draws over 200 ms all landing in one 20 ms slot has odds of 10^-19.
+  expect(Math.max(...starts) - Math.min(...starts)).toBeGreaterThan(20);
+});

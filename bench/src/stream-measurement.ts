@@ -72,11 +72,16 @@ export interface StreamBatchResult {
   elapsedMs: number;
 }
 
-/** Runs `total` streams with `concurrency` in flight; `stream` does one and returns its timing. */
+/**
+ * Runs `total` streams with `concurrency` in flight; `stream` does one and returns its timing.
+ * With `startSpreadMs`, each worker starts at a random moment within that time (a ramp), so the
+ * streams' tokens are not all sent in the same instant.
+ */
 export async function runStreamBatch(
   concurrency: number,
   total: number,
   stream: (perToken: LatencyHistogram) => Promise<StreamTiming>,
+  startSpreadMs = 0,
 ): Promise<StreamBatchResult> {
   const perToken = new LatencyHistogram();
   const timings: StreamTiming[] = [];
@@ -85,8 +90,12 @@ export async function runStreamBatch(
   let started = 0;
   const startedAt = performance.now();
   const worker = async () => {
+    // The worker claims its first stream before it waits, so no other worker starts it early.
+    let delayMs = Math.random() * startSpreadMs;
     while (started < total) {
       started++;
+      if (delayMs > 0) await Bun.sleep(delayMs);
+      delayMs = 0;
       try {
         timings.push(await stream(perToken));
       } catch (error) {

@@ -20,6 +20,8 @@ export type StreamClientCommand = {
   total: number;
   expectedTokens: number;
   timeoutMs: number;
+  /** Workers start at random moments within this many ms (see runStreamBatch). */
+  startSpreadMs?: number;
 } & (
   | { mode: "openai"; url: string; headers: Record<string, string>; model: string }
   /** The AI SDK's streamText on an OpenAI-compatible provider: what Promptrun's engine runs per call. */
@@ -150,12 +152,16 @@ async function promptrunStream(
 emit({ type: "ready" });
 for await (const command of commands<StreamClientCommand | { type: "exit" }>()) {
   if (command.type === "exit") exitProcess(0);
-  const result = await runStreamBatch(command.concurrency, command.total, (perToken) =>
-    command.mode === "openai"
-      ? openAIStream(command, perToken)
-      : command.mode === "ai-sdk"
-        ? aiSdkStream(command, perToken)
-        : promptrunStream(command, perToken),
+  const result = await runStreamBatch(
+    command.concurrency,
+    command.total,
+    (perToken) =>
+      command.mode === "openai"
+        ? openAIStream(command, perToken)
+        : command.mode === "ai-sdk"
+          ? aiSdkStream(command, perToken)
+          : promptrunStream(command, perToken),
+    command.startSpreadMs,
   );
   emit({ type: "result", ...result });
 }

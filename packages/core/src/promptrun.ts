@@ -96,8 +96,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
 
   /** New outbox rows (prompt events, a redelivery): the dispatcher polls now. */
   const wake = () => dispatcher.wake();
-  // One pending cap per tenant for prompt runs and workflow runs (docs/WORKFLOWS.md "Runs").
-  const pendingRuns = createPendingRunCounter({ countPending: (id) => store.runs.countPending(id), clock });
+  const pendingRuns = composePendingRunCounter(deps, clock);
   const workflowRuns: WorkflowRuns = createWorkflowRuns({
     store,
     pendingRuns,
@@ -138,6 +137,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
       if (state !== "idle") return;
       state = "running";
       await engine.start();
+      if (!deps.cluster) pendingRuns.prime(await store.runs.pendingOutline());
       await workflowRuns.start();
       dispatcher.start();
       knowledge.worker.start();
@@ -155,6 +155,19 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
       await events.close();
     },
   };
+}
+
+/**
+ * One pending cap per tenant for prompt runs and workflow runs (docs/WORKFLOWS.md "Runs"). One
+ * instance sees every create and end itself: its count need not age (only other instances'
+ * creates would make it stale), so a deep backlog is counted at start and at the cap only.
+ */
+function composePendingRunCounter(deps: PromptrunDeps, clock: Clock) {
+  return createPendingRunCounter({
+    countPending: (tenantId) => deps.store.runs.countPending(tenantId),
+    clock,
+    ...(deps.cluster ? {} : { maxAgeMs: Number.POSITIVE_INFINITY }),
+  });
 }
 
 function composeDispatcher(deps: PromptrunDeps, secrets: SecretBox, clock: Clock) {

@@ -1,4 +1,4 @@
-import type { Clock, Store } from "../ports.ts";
+import type { Clock, PendingCursor, RunRecord, Store } from "../ports.ts";
 import type { SecretBox } from "../security/secret-box.ts";
 
 /**
@@ -39,10 +39,27 @@ export async function rotateEncryption(
     }
   }
 
-  for (const run of await store.runs.listPending()) {
+  for await (const run of pendingRuns(store)) {
     if (run.encryptedEnvVars !== null && secrets.isStale(run.encryptedEnvVars)) {
       await store.runs.updateEncryptedEnvVars(run.id, reEncrypt(run.encryptedEnvVars));
     }
   }
   return { reEncrypted };
+}
+
+const PAGE = 1_000;
+
+/** Every pending run, a page at a time (a deep backlog is never held in memory whole). */
+async function* pendingRuns(store: Pick<Store, "runs">): AsyncGenerator<RunRecord> {
+  yield* await store.runs.listPaused();
+  for (const { tenantId, priority } of await store.runs.pendingOutline()) {
+    let after: PendingCursor | null = null;
+    for (;;) {
+      const page = await store.runs.listPendingPage(tenantId, priority, after, PAGE);
+      for (const { run } of page) yield run;
+      const last = page.at(-1)?.run;
+      if (!last || page.length < PAGE) break;
+      after = { createdAt: last.createdAt, id: last.id };
+    }
+  }
 }

@@ -26,6 +26,25 @@ describe("PendingRunCounter", () => {
     expect(state.asked).toBe(1);
   });
 
+  test("counts primed at start are used without asking the store; one instance never recounts by age", async () => {
+    const clock = manualClock();
+    const { state, countPending } = fakeCount(3);
+    const counter = createPendingRunCounter({ countPending, clock, maxAgeMs: Number.POSITIVE_INFINITY });
+    counter.prime([
+      { tenantId: "t1", count: 2 },
+      { tenantId: "t1", count: 1 },
+    ]);
+    clock.advance(3_600_000);
+    expect(await counter.reserve("t1", 4)).not.toBeNull();
+    expect(state.asked).toBe(0);
+    // 2 + 1 primed and one reserved: the cap of 4 is reached, so the store is asked (it has 3).
+    expect(await counter.reserve("t1", 4)).toBeNull();
+    expect(state.asked).toBe(1);
+    // An unprimed tenant is counted in the store on its first create.
+    expect(await counter.reserve("t2", 4)).not.toBeNull();
+    expect(state.asked).toBe(2);
+  });
+
   test("at the cap it recounts at most every recountAtCapMs; a recount sees runs that ended", async () => {
     const clock = manualClock();
     const { state, countPending } = fakeCount(3);

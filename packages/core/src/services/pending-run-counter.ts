@@ -28,6 +28,8 @@ export interface PendingRunCounter {
   ended(tenantId: string): void;
   /** Runs of the tenant created here without a reservation (a workflow's step runs): counted as created. */
   added(tenantId: string, count: number): void;
+  /** Counts taken at start for every tenant with pending runs (the first creates then count nothing). */
+  prime(counts: ReadonlyArray<{ tenantId: string; count: number }>): void;
 }
 
 interface TenantCount {
@@ -110,6 +112,16 @@ export function createPendingRunCounter(options: PendingRunCounterOptions): Pend
       const entry = counts.get(tenantId);
       // No entry: the tenant's first reservation counts in the store, these runs included.
       if (entry !== undefined) entry.createdSince += count;
+    },
+
+    prime(primed) {
+      const countedAt = clock.now().getTime();
+      const totals = new Map<string, number>();
+      for (const { tenantId, count } of primed) totals.set(tenantId, (totals.get(tenantId) ?? 0) + count);
+      for (const [tenantId, counted] of totals) {
+        if (counts.has(tenantId)) continue;
+        counts.set(tenantId, { counted, countedAt, createdSince: 0, inFlight: 0, counting: null });
+      }
     },
 
     ended(tenantId) {

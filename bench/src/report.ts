@@ -41,7 +41,7 @@ export function renderReport(input: ReportInput): string {
     `- Load average (1, 5, 15 min) at the start: ${input.loadAverage.start}; at the end: ${input.loadAverage.end}. Other work on the machine during the run shows up in every figure: compare rows of the same run.`,
     "",
     input.howToRun ??
-      "Run it: `bun run bench` (about 8 minutes, at most 15), `bun run bench -- --quick` (about 2–3 minutes: shorter runs, fewer levels), " +
+      "Run it: `bun run bench` (about 9 minutes, at most 15), `bun run bench -- --quick` (about 4 minutes: shorter runs, fewer levels), " +
         "`bun run bench -- --only=create-run,streaming,fan-out,queue,profile,retrieval` (a subset; `--only=retrieval` replaces only its own section). Nothing but loopback traffic; every child process is stopped at the end or when the time budget runs out.",
     "",
   ];

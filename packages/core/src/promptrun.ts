@@ -90,8 +90,9 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
       secrets,
       dispatcher,
       knowledge: knowledge.search,
-      // Bound late: the workflow runs are built on the engine.
+      // Bound late: the workflow runs and the pending counter are built on the engine.
       onRunEnded: (run) => workflowRuns.onRunEnded(run),
+      onPendingOutline: (outline) => pendingRuns.prime(outline),
     });
 
   /** New outbox rows (prompt events, a redelivery): the dispatcher polls now. */
@@ -137,7 +138,6 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
       if (state !== "idle") return;
       state = "running";
       await engine.start();
-      if (!deps.cluster) pendingRuns.prime(await store.runs.pendingOutline());
       await workflowRuns.start();
       dispatcher.start();
       knowledge.worker.start();
@@ -186,7 +186,10 @@ function composeDispatcher(deps: PromptrunDeps, secrets: SecretBox, clock: Clock
 
 function composeEngine(
   deps: PromptrunDeps,
-  parts: Pick<EngineOptions, "clock" | "events" | "secrets" | "knowledge" | "onRunEnded"> & {
+  parts: Pick<
+    EngineOptions,
+    "clock" | "events" | "secrets" | "knowledge" | "onRunEnded" | "onPendingOutline"
+  > & {
     dispatcher: ReturnType<typeof createWebhookDispatcher>;
   },
 ): RunEngine {

@@ -5,13 +5,11 @@
  * creation order, and memory never holds more than its budget. Its other cases run on the memory
  * store: core/src/engine/pending-frontier.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expect } from "bun:test";
 import type { Priority } from "@promptrun/contract";
 import type { RunRecord, Store } from "@promptrun/core";
 import { createEngineFixture, startFakeOpenAI } from "@promptrun/core/testing";
-import { openPostgresStore } from "./postgres/open.ts";
-import { checkPostgres, createTestDatabase, type TestDatabase } from "./postgres/test-database.ts";
-import { openTempStore } from "./sqlite/test-fixtures.ts";
+import { testOnEachStore } from "./test-each-store.ts";
 
 /** The last message's text of a request the fake provider received. */
 const messageOf = (body: unknown) => {
@@ -87,30 +85,8 @@ const backlogThroughTheFrontier = async (store: Store) => {
   }
 };
 
-test("SQLite: a backlog four times the memory budget runs once each, channels in order", async () => {
-  const { store, dispose } = await openTempStore();
-  try {
-    await backlogThroughTheFrontier(store);
-  } finally {
-    await dispose();
-  }
-}, 60_000);
-
-const postgresAvailable = await checkPostgres();
-
-describe.skipIf(!postgresAvailable)("Postgres", () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database?.drop());
-
-  test("a backlog four times the memory budget runs once each, channels in order", async () => {
-    const store = await openPostgresStore({ url: database.url, maxConnections: 4 });
-    try {
-      await backlogThroughTheFrontier(store);
-    } finally {
-      await store.close();
-    }
-  }, 60_000);
-});
+await testOnEachStore(
+  "a backlog four times the memory budget runs once each, channels in order",
+  backlogThroughTheFrontier,
+  60_000,
+);

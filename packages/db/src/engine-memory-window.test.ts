@@ -3,12 +3,10 @@
  * every turn completes and reports exactly the window it carried (docs/PRODUCT-RULES.md
  * "Thread memory"). The engine's other memory-window cases: core/src/engine/engine-memory-window.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expect } from "bun:test";
 import type { Store } from "@promptrun/core";
 import { createEngineFixture } from "@promptrun/core/testing";
-import { openPostgresStore } from "./postgres/open.ts";
-import { checkPostgres, createTestDatabase, type TestDatabase } from "./postgres/test-database.ts";
-import { openTempStore } from "./sqlite/test-fixtures.ts";
+import { testOnEachStore } from "./test-each-store.ts";
 
 const TURNS = 300;
 
@@ -49,30 +47,8 @@ const threeHundredTurns = async (store: Store) => {
   }
 };
 
-test(`SQLite: ${TURNS} turns with memory.maxMessages 20 each report their window`, async () => {
-  const { store, dispose } = await openTempStore();
-  try {
-    await threeHundredTurns(store);
-  } finally {
-    await dispose();
-  }
-}, 60_000);
-
-const postgresAvailable = await checkPostgres();
-
-describe.skipIf(!postgresAvailable)("Postgres", () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database?.drop());
-
-  test(`${TURNS} turns with memory.maxMessages 20 each report their window`, async () => {
-    const store = await openPostgresStore({ url: database.url, maxConnections: 4 });
-    try {
-      await threeHundredTurns(store);
-    } finally {
-      await store.close();
-    }
-  }, 60_000);
-});
+await testOnEachStore(
+  `${TURNS} turns with memory.maxMessages 20 each report their window`,
+  threeHundredTurns,
+  60_000,
+);

@@ -2,7 +2,14 @@ import type { PromptrunConfig } from "../config.ts";
 import type { RunEngine } from "../engine-port.ts";
 import type { KnowledgeSearch } from "../knowledge/ports.ts";
 import { createModelGateway, type ModelGateway } from "../models/model-gateway.ts";
-import type { Clock, RunRecord, Store, ThreadEventBus, WebhookDeliveryRecord } from "../ports.ts";
+import type {
+  Clock,
+  PendingOutlineRow,
+  RunRecord,
+  Store,
+  ThreadEventBus,
+  WebhookDeliveryRecord,
+} from "../ports.ts";
 import type { SecretBox } from "../security/secret-box.ts";
 import type { EngineMetrics } from "../services.ts";
 import type { EngineCluster } from "./cluster-coordinator.ts";
@@ -43,6 +50,8 @@ export interface EngineDeps {
   knowledge?: KnowledgeSearch;
   /** Called after a run ended here (completed or failed; once, by the end's winner): workflow runs advance. */
   onRunEnded?: (run: RunRecord) => void;
+  /** One instance: the pending runs per tenant and class, as counted at start (the pending cap primes its counts). */
+  onPendingOutline?: (outline: PendingOutlineRow[]) => void;
 }
 
 const DEFAULT_STOP_GRACE_MS = 10_000;
@@ -106,6 +115,7 @@ export function createEngine(deps: EngineDeps): RunEngine {
         capacity: config.queueMemoryRuns,
         isExecuting: (runId) => launcher.isExecuting(runId),
         onLoaded: () => pump(),
+        ...(deps.onPendingOutline ? { onOutline: deps.onPendingOutline } : {}),
         logError,
       });
   const cancel = createRunCancellation({

@@ -1,5 +1,5 @@
 import type { Priority } from "@promptrun/contract";
-import type { PendingCursor, RunRecord, Store } from "../ports.ts";
+import type { PendingCursor, PendingOutlineRow, RunRecord, Store } from "../ports.ts";
 import { classKey, type LocalQueue } from "./local-queue.ts";
 import { CLASS_RANK } from "./scheduler.ts";
 
@@ -11,6 +11,8 @@ export interface PendingFrontierOptions {
   isExecuting(runId: string): boolean;
   /** Something was loaded: the engine starts what it can. */
   onLoaded(): void;
+  /** The outline read at start (the pending cap primes its counts from it). */
+  onOutline?(outline: PendingOutlineRow[]): void;
   logError(message: string, error: unknown): void;
 }
 
@@ -66,6 +68,10 @@ export function createPendingFrontier(options: PendingFrontierOptions) {
   /** Overflowing classes per tenant: while a tenant has one, all its new runs go through the store. */
   const overflowingOf = new Map<string, number>();
   const recentlyEnded = new Set<string>();
+  /** Runs read from the store that wait for their channel predecessor (by its id) to be queued. */
+  const waitingFor = new Map<string, Array<{ run: RunRecord; state: ClassState }>>();
+  /** The runs waiting there, and the predecessor each waits for. */
+  const held = new Map<string, string>();
   let blockedClasses = 0;
   let running = false;
   let refilling = false;
@@ -176,12 +182,8 @@ export function createPendingFrontier(options: PendingFrontierOptions) {
     else overflowingOf.set(state.tenantId, count);
   };
 
-  /** Runs read from the store that wait for their channel predecessor (by its id) to be queued. */
-  const waitingFor = new Map<string, Array<{ run: RunRecord; state: ClassState }>>();
-  const held = new Set<string>();
-
   const holdBehind = (predecessor: string, run: RunRecord, state: ClassState) => {
-    held.add(run.id);
+    held.set(run.id, predecessor);
     const waiting = waitingFor.get(predecessor);
     if (waiting) waiting.push({ run, state });
     else waitingFor.set(predecessor, [{ run, state }]);
@@ -212,6 +214,12 @@ export function createPendingFrontier(options: PendingFrontierOptions) {
       }
     }
     return added;
+  };
+
+  /** A page must start at or before this run again (it sorts before the cursor, or is read again). */
+  const rewindBefore = (state: ClassState, run: RunRecord) => {
+    const place = placeBefore(run);
+    if (state.rewindTo === null || isBefore(place, state.rewindTo)) state.rewindTo = place;
   };
 
   const rewind = (state: ClassState) => {
@@ -251,7 +259,9 @@ export function createPendingFrontier(options: PendingFrontierOptions) {
       overflowingOf.clear();
       const paused = await store.runs.listPaused();
       for (const run of paused) queue.add(run);
-      for (const row of await store.runs.pendingOutline()) {
+      const outline = await store.runs.pendingOutline();
+      options.onOutline?.(outline);
+      for (const row of outline) {
         const state = stateOf(row.tenantId, row.priority);
         state.stored += row.count;
         setOverflowing(state, true);
@@ -280,14 +290,13 @@ export function createPendingFrontier(options: PendingFrontierOptions) {
       )
         return true;
       const overflowing = stateOf(run.tenantId, run.priority);
-      const place = placeBefore(run);
       if (!overflowing.overflowing) {
         // Every earlier pending run of the class is in memory: pages start at this one.
         setOverflowing(overflowing, true);
-        overflowing.cursor = place;
-      } else if (overflowing.rewindTo === null || isBefore(place, overflowing.rewindTo)) {
+        overflowing.cursor = placeBefore(run);
+      } else {
         // Committed late, it may sort before the cursor: the next page starts before it.
-        overflowing.rewindTo = place;
+        rewindBefore(overflowing, run);
       }
       overflowing.stored++;
       overflowing.diverted++;
@@ -314,21 +323,18 @@ export function createPendingFrontier(options: PendingFrontierOptions) {
       const state = classes.get(classKey(run.tenantId, run.priority));
       if (state) state.stored = Math.max(0, state.stored - 1);
       // Runs waiting for it have another predecessor now: they are read again with it.
-      const waiting = waitingFor.get(run.id) ?? [];
-      waitingFor.delete(run.id);
-      for (const { run: waiter, state: waiterState } of waiting) {
+      for (const { run: waiter, state: waiterState } of waitingFor.get(run.id) ?? []) {
         held.delete(waiter.id);
-        const place = placeBefore(waiter);
-        if (waiterState.rewindTo === null || isBefore(place, waiterState.rewindTo))
-          waiterState.rewindTo = place;
+        rewindBefore(waiterState, waiter);
       }
-      if (held.has(run.id)) {
+      waitingFor.delete(run.id);
+      // It may itself have been waiting for its own predecessor.
+      const predecessor = held.get(run.id);
+      if (predecessor !== undefined) {
         held.delete(run.id);
-        for (const [predecessor, waiting] of waitingFor) {
-          const kept = waiting.filter((item) => item.run.id !== run.id);
-          if (kept.length === 0) waitingFor.delete(predecessor);
-          else waitingFor.set(predecessor, kept);
-        }
+        const kept = (waitingFor.get(predecessor) ?? []).filter((item) => item.run.id !== run.id);
+        if (kept.length === 0) waitingFor.delete(predecessor);
+        else waitingFor.set(predecessor, kept);
       }
     },
 

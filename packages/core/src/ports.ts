@@ -372,6 +372,11 @@ export interface WebhookAttemptRecord {
 
 // ---------------------------------------------------------------- stores
 
+export interface StreamAccess {
+  subscriptionActive: boolean;
+  keyLive: boolean;
+}
+
 export interface TenantStore {
   create(tenant: TenantRecord): Promise<void>;
   get(id: string): Promise<TenantRecord | null>;
@@ -381,6 +386,12 @@ export interface TenantStore {
   /** Looks an unrevoked key up by its hash (a revoked key is never found); the caller compares in constant time. */
   findApiKeyByHash(hash: string): Promise<{ key: ApiKeyRecord; tenant: TenantRecord } | null>;
   listApiKeys(tenantId: string): Promise<ApiKeyRecord[]>;
+  /**
+   * What a stream token still grants, in one lookup (checked at every connect): null for an
+   * unknown tenant; `keyLive` is false when the named key is revoked, unknown or another
+   * tenant's, and true when no key is named.
+   */
+  accessOf(tenantId: string, apiKeyId?: string): Promise<StreamAccess | null>;
   /** Revokes by id, or by prefix when unique; returns the revoked keys. */
   revokeApiKeys(match: { id?: string; prefix?: string }, at: Date): Promise<ApiKeyRecord[]>;
 }

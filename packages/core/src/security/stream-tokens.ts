@@ -16,7 +16,7 @@ export interface StreamTokenServiceDependencies {
   /** Stream tokens are rate limited per tenant like run creation (docs/PRODUCT-RULES.md "Limits"). */
   rateLimits?: RateLimitService;
   /** With it, verify() also checks that the tenant is active and the minting key not revoked. */
-  tenants?: Pick<TenantStore, "get" | "listApiKeys">;
+  tenants?: Pick<TenantStore, "accessOf">;
 }
 
 /** Its own HKDF label, so the signing key is unrelated to the secret box's encryption key. */
@@ -40,13 +40,11 @@ export function createStreamTokenService(dependencies: StreamTokenServiceDepende
   /** A token is only as good as what minted it: checked at every connect and each re-verification. */
   const requireAccess = async (tenantId: string, apiKeyId: string | undefined): Promise<void> => {
     if (!tenants) return;
-    const tenant = await tenants.get(tenantId);
-    if (!tenant) throw unauthorized(INVALID);
-    if (!tenant.subscriptionActive) throw new StreamAccessError("tenant_inactive");
     // Tokens minted before the key was named carry none: they keep working until they expire.
-    if (apiKeyId === undefined) return;
-    const key = (await tenants.listApiKeys(tenantId)).find((candidate) => candidate.id === apiKeyId);
-    if (!key || key.revokedAt !== null) throw new StreamAccessError("key_revoked");
+    const access = await tenants.accessOf(tenantId, apiKeyId);
+    if (!access) throw unauthorized(INVALID);
+    if (!access.subscriptionActive) throw new StreamAccessError("tenant_inactive");
+    if (!access.keyLive) throw new StreamAccessError("key_revoked");
   };
   const keyBytes = deriveSigningKey(config.secret);
   // Imported once: given raw bytes, jose imports a WebCrypto key on every sign and verify.

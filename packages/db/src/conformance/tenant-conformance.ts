@@ -48,6 +48,35 @@ export const tenantConformance = ({ store, clock }: ConformanceContext): void =>
     expect(await store().tenants.findApiKeyByHash(key.hash)).toBeNull();
   });
 
+  test("accessOf: the subscription and whether the named key is live, in one lookup", async () => {
+    const acme = await addTenant(store(), "acme");
+    const other = await addTenant(store(), "other");
+    const key = apiKey(acme.id, "pr_live_acce", "e".repeat(64));
+    const othersKey = apiKey(other.id, "pr_live_othr", "f".repeat(64));
+    await store().tenants.createApiKey(key);
+    await store().tenants.createApiKey(othersKey);
+    expect(await store().tenants.accessOf(acme.id)).toEqual({ subscriptionActive: true, keyLive: true });
+    expect(await store().tenants.accessOf(acme.id, key.id)).toEqual({
+      subscriptionActive: true,
+      keyLive: true,
+    });
+    // Another tenant's key, or one never created, is not live for this tenant.
+    expect(await store().tenants.accessOf(acme.id, othersKey.id)).toEqual({
+      subscriptionActive: true,
+      keyLive: false,
+    });
+    expect((await store().tenants.accessOf(acme.id, Bun.randomUUIDv7()))?.keyLive).toBe(false);
+    await store().tenants.revokeApiKeys({ id: key.id }, clock.now());
+    expect(await store().tenants.accessOf(acme.id, key.id)).toEqual({
+      subscriptionActive: true,
+      keyLive: false,
+    });
+    await store().tenants.setSubscription(acme.id, false);
+    expect(await store().tenants.accessOf(acme.id)).toEqual({ subscriptionActive: false, keyLive: true });
+    expect(await store().tenants.accessOf(Bun.randomUUIDv7(), key.id)).toBeNull();
+    expect(await store().tenants.accessOf("not-a-uuid")).toBeNull();
+  });
+
   test("a duplicate key hash is a conflict and a key of an unknown tenant is invalid", async () => {
     const acme = await addTenant(store());
     await store().tenants.createApiKey(apiKey(acme.id, "pr_live_1111", "c".repeat(64)));

@@ -46,6 +46,20 @@ export const createTenantStore = ({ db, clock, changes, cacheTtlMs }: PostgresCo
       return row ?? null;
     },
 
+    async accessOf(tenantId, apiKeyId) {
+      const keyLive =
+        apiKeyId === undefined
+          ? sql<boolean>`true`
+          : // Written out: drizzle leaves columns unqualified here, and "id" would be the key's own.
+            sql<boolean | null>`(SELECT k.revoked_at IS NULL FROM api_keys k
+              WHERE k.id = ${apiKeyId} AND k.tenant_id = tenants.id)`;
+      const [row] = await db
+        .select({ subscriptionActive: tenants.subscriptionActive, keyLive })
+        .from(tenants)
+        .where(eq(tenants.id, tenantId));
+      return row ? { subscriptionActive: row.subscriptionActive, keyLive: row.keyLive === true } : null;
+    },
+
     async list() {
       return db.select().from(tenants).orderBy(asc(tenants.createdAt), asc(tenants.id));
     },

@@ -1,8 +1,10 @@
 import { Database } from "bun:sqlite";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { createGroupCommit } from "./group-commit.ts";
 import { createTempDirectory, type TempDirectory } from "./test-fixtures.ts";
+import { createWalSync, type WalSync } from "./wal-sync.ts";
 
 describe("createGroupCommit", () => {
   let directory: TempDirectory;
@@ -90,6 +92,131 @@ describe("createGroupCommit", () => {
     await queued;
     await expect(group.submit(insert("too late"))).rejects.toMatchObject({ code: "unavailable" });
     expect(labels()).toEqual(["queued"]);
+  });
+
+  describe("with the WAL synced off the event loop", () => {
+    /** A WalSync whose flushes the test finishes by hand. */
+    const manualSync = () => {
+      const waiting: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+      let blocking = 0;
+      const sync: WalSync = {
+        sync: () => new Promise<void>((resolve, reject) => waiting.push({ resolve, reject })),
+        syncNow: () => {
+          blocking++;
+        },
+        close: () => {},
+      };
+      return { sync, waiting, blockingSyncs: () => blocking };
+    };
+    const settledYet = async (promise: Promise<unknown>) => {
+      let settled = false;
+      void promise.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      await Bun.sleep(5);
+      return settled;
+    };
+    const synchronous = () => raw.query<{ synchronous: number }, []>("PRAGMA synchronous").get()?.synchronous;
+
+    test("a committed write resolves only after the WAL sync that follows its COMMIT", async () => {
+      const { sync, waiting } = manualSync();
+      const group = createGroupCommit(raw, { walSync: sync, onCommit: (size) => commits.push(size) });
+      let insideBatch: number | undefined;
+      const written = group.submit(() => {
+        insideBatch = synchronous();
+        return insert("durable")();
+      });
+      expect(await settledYet(written)).toBe(false);
+      // Committed (another connection sees it) but not yet acknowledged.
+      const other = new Database(join(directory.path, "group.db"), { readonly: true });
+      expect(other.query("SELECT label FROM items").all()).toEqual([{ label: "durable" }]);
+      other.close();
+      expect(commits).toEqual([1]);
+      expect(waiting).toHaveLength(1);
+      waiting[0]!.resolve();
+      expect(await written).toBe(1);
+      // The batch ran with NORMAL (1): its COMMIT did not fsync. The connection's other writes keep FULL (2).
+      expect(insideBatch).toBe(1);
+      expect(synchronous()).toBe(2);
+    });
+
+    test("batches committed while a sync runs share the next one, and settle in commit order", async () => {
+      const { sync, waiting } = manualSync();
+      const group = createGroupCommit(raw, { walSync: sync, onCommit: (size) => commits.push(size) });
+      const order: string[] = [];
+      const first = group.submit(insert("first")).then(() => order.push("first"));
+      await Bun.sleep(1);
+      const second = group.submit(insert("second")).then(() => order.push("second"));
+      await Bun.sleep(1);
+      const third = group.submit(insert("third")).then(() => order.push("third"));
+      await Bun.sleep(1);
+      expect(commits).toEqual([1, 1, 1]);
+      expect(waiting).toHaveLength(1); // one sync in flight; the later batches wait for the next
+      waiting[0]!.resolve();
+      await first;
+      expect(await settledYet(second)).toBe(false);
+      expect(waiting).toHaveLength(2);
+      waiting[1]!.resolve();
+      await Promise.all([second, third]);
+      expect(waiting).toHaveLength(2);
+      expect(order).toEqual(["first", "second", "third"]);
+    });
+
+    test("a failed sync rejects its writes with unavailable; a write that failed on its own rejects at once", async () => {
+      const { sync, waiting } = manualSync();
+      const group = createGroupCommit(raw, { walSync: sync });
+      const kept = group.submit(insert("kept"));
+      const duplicate = group.submit(insert("kept"));
+      await expect(duplicate).rejects.toThrow(/UNIQUE/);
+      waiting[0]!.reject(new Error("EIO"));
+      await expect(kept).rejects.toMatchObject({ code: "unavailable", retryAfterSeconds: 1 });
+      // The next write is flushed by a new sync.
+      const next = group.submit(insert("next"));
+      await Bun.sleep(1);
+      waiting[1]!.resolve();
+      expect(await next).toBe(2);
+    });
+
+    test("close syncs what is still unacknowledged, blocking, and resolves it", async () => {
+      const { sync, waiting, blockingSyncs } = manualSync();
+      const group = createGroupCommit(raw, { walSync: sync });
+      const inFlight = group.submit(insert("in flight"));
+      await Bun.sleep(1);
+      const queued = group.submit(insert("queued"));
+      group.close();
+      expect(blockingSyncs()).toBe(1);
+      expect(await Promise.all([inFlight, queued])).toEqual([1, 2]);
+      waiting[0]!.resolve(); // the async sync ending later changes nothing
+      expect(labels()).toEqual(["in flight", "queued"]);
+    });
+
+    test("the real WAL sync flushes the WAL, follows a replaced WAL, and syncs the file when there is none", async () => {
+      const path = join(directory.path, "group.db");
+      const walSync = createWalSync(path);
+      const group = createGroupCommit(raw, { walSync });
+      expect(await group.submit(insert("on disk"))).toBe(1);
+      expect(await Bun.file(`${path}-wal`).exists()).toBe(true);
+      walSync.syncNow();
+      walSync.close();
+
+      // A database without a WAL (a rollback-journal file, or everything checkpointed and the WAL gone).
+      const plainPath = join(directory.path, "plain.db");
+      const plain = new Database(plainPath, { create: true });
+      plain.exec("CREATE TABLE t (x INTEGER)");
+      plain.close();
+      const plainSync = createWalSync(plainPath);
+      await plainSync.sync();
+      // A WAL appearing later is picked up, and replaced again, re-opened (by inode).
+      await Bun.write(`${plainPath}-wal`, "frames");
+      await plainSync.sync();
+      rmSync(`${plainPath}-wal`);
+      await Bun.write(`${plainPath}-wal`, "new frames");
+      await plainSync.sync();
+      plainSync.close();
+      // Neither file at all: the sync fails (its writes would reject with unavailable).
+      await expect(createWalSync(join(directory.path, "missing.db")).sync()).rejects.toThrow();
+    });
   });
 
   describe("another process holding the write lock", () => {

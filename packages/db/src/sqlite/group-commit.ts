@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { PromptrunError } from "@promptrun/core";
 import { isBusy, isStorageFull } from "./sqlite-errors.ts";
+import type { WalSync } from "./wal-sync.ts";
 
 interface PendingWrite {
   write: () => unknown;
@@ -29,6 +30,15 @@ export interface GroupCommitOptions {
   /** Default for how long a write keeps retrying a locked database before it fails (503). Default 10 s. */
   maxBusyWaitMs?: number;
   now?: () => number;
+  /**
+   * With it, a batch commits with `synchronous = NORMAL` (no fsync while the event loop waits) and
+   * its writes settle only once a WAL sync begun after its COMMIT has finished: still durable
+   * before they resolve, but the disk flush runs off the event loop and one flush covers every
+   * batch committed while the previous one ran. Without it, the connection's `synchronous = FULL`
+   * makes each COMMIT durable before it returns. docs/ARCHITECTURE.md "Durable commits off the
+   * event loop".
+   */
+  walSync?: WalSync;
 }
 
 export interface SubmitOptions {
@@ -45,7 +55,8 @@ export interface GroupCommit {
   /**
    * Queues a synchronous write. Writes queued in the same event-loop turn run in ONE
    * `BEGIN IMMEDIATE` transaction (one fsync), each inside its own SAVEPOINT: a write that throws
-   * is rolled back alone and rejects alone. The promise settles after the COMMIT. While another
+   * is rolled back alone and rejects alone. The promise settles once the COMMIT is durable (with
+   * `walSync`, after the WAL sync that follows it; a failed sync rejects with `unavailable`). While another
    * process holds the write lock, the batch is retried (without blocking the event loop between
    * attempts) until the write's busy deadline, then rejects with `unavailable`.
    */
@@ -58,6 +69,12 @@ export interface GroupCommit {
 
 const busyError = (cause: unknown) =>
   new PromptrunError("unavailable", "the database is busy; retry shortly", { cause, retryAfterSeconds: 1 });
+
+const syncError = (cause: unknown) =>
+  new PromptrunError("unavailable", "the database could not flush the write to disk; retry shortly", {
+    cause,
+    retryAfterSeconds: 1,
+  });
 
 const fullError = (cause: unknown) =>
   new PromptrunError("unavailable", "the database storage is full; retry later", {
@@ -77,6 +94,7 @@ export const createGroupCommit = (raw: Database, options: GroupCommitOptions = {
   const savepoint = raw.prepare("SAVEPOINT group_commit_write");
   const release = raw.prepare("RELEASE group_commit_write");
   const rollbackTo = raw.prepare("ROLLBACK TO group_commit_write");
+  const walSync = options.walSync;
   let queue: PendingWrite[] = [];
   let scheduled = false;
   let retryTimer: ReturnType<typeof setTimeout> | null = null;
@@ -103,11 +121,54 @@ export const createGroupCommit = (raw: Database, options: GroupCommitOptions = {
   /** One commit attempt with a short busy wait, so a lock held elsewhere never freezes the loop for long. */
   const attempt = (batch: PendingWrite[]) => {
     if (busyWaitMs !== connectionBusyTimeout) raw.exec(`PRAGMA busy_timeout = ${busyWaitMs}`);
+    // Only the group commit's transactions skip the fsync: every other write on the connection
+    // keeps FULL and is durable when it returns.
+    // exec, not a prepared statement: SQLite applies this pragma when it compiles it, not when it runs.
+    if (walSync) raw.exec("PRAGMA synchronous = NORMAL");
     try {
       return commitBatch.immediate(batch);
     } finally {
+      if (walSync) raw.exec("PRAGMA synchronous = FULL");
       if (busyWaitMs !== connectionBusyTimeout) raw.exec(`PRAGMA busy_timeout = ${connectionBusyTimeout}`);
     }
+  };
+
+  /** Committed writes waiting for a WAL sync, in commit order; `flushing` are those of the sync running now. */
+  let awaitingSync: Array<{ pending: PendingWrite; value: unknown }> = [];
+  let flushing: typeof awaitingSync = [];
+  let syncRunning = false;
+
+  const settleDurable = (written: typeof awaitingSync, error?: unknown) => {
+    for (const { pending, value } of written) {
+      if (error === undefined) pending.resolve(value);
+      else pending.reject(syncError(error));
+    }
+  };
+
+  const startSync = (sync: WalSync) => {
+    syncRunning = true;
+    flushing = awaitingSync;
+    awaitingSync = [];
+    const written = flushing;
+    sync.sync().then(
+      () => afterSync(sync, written),
+      (error: unknown) => afterSync(sync, written, error),
+    );
+  };
+
+  const afterSync = (sync: WalSync, written: typeof awaitingSync, error?: unknown) => {
+    // Settling twice (after close() synced and settled them) is harmless: a promise settles once.
+    settleDurable(written, error);
+    syncRunning = false;
+    flushing = [];
+    if (awaitingSync.length > 0) startSync(sync);
+  };
+
+  /** Resolves committed writes now (FULL: the COMMIT synced), or after the next WAL sync. */
+  const resolveCommitted = (written: typeof awaitingSync) => {
+    if (!walSync) return settleDurable(written);
+    awaitingSync.push(...written);
+    if (!syncRunning) startSync(walSync);
   };
 
   const scheduleRetry = (delayMs: number) => {
@@ -164,15 +225,17 @@ export const createGroupCommit = (raw: Database, options: GroupCommitOptions = {
       }
       options.onCommit?.(batch.length);
       const retries: PendingWrite[] = [];
+      const committed: typeof awaitingSync = [];
       batch.forEach((pending, index) => {
         const outcome = outcomes[index];
-        if (outcome?.ok) pending.resolve(outcome.value);
+        if (outcome?.ok) committed.push({ pending, value: outcome.value });
         else if (!isStorageFull(outcome?.error)) pending.reject(outcome?.error);
         // A write that hit the size limit was rolled back alone (its savepoint): it may try again.
         else if (retryWhenBusy && pending.retryWhenStorageFull && pending.giveUpAt > now())
           retries.push(pending);
         else pending.reject(fullError(outcome?.error));
       });
+      resolveCommitted(committed);
       if (retries.length > 0) {
         queue = [...retries, ...queue];
         scheduleRetry(fullRetryDelayMs);
@@ -204,6 +267,17 @@ export const createGroupCommit = (raw: Database, options: GroupCommitOptions = {
       retryTimer = null;
       flushWith(false);
       closed = true;
+      if (walSync && (syncRunning || awaitingSync.length > 0)) {
+        // Nothing committed may be left unacknowledged: one blocking sync covers them all.
+        const written = [...flushing, ...awaitingSync];
+        awaitingSync = [];
+        try {
+          walSync.syncNow();
+          settleDurable(written);
+        } catch (error) {
+          settleDurable(written, error);
+        }
+      }
     },
   };
 };

@@ -14,6 +14,7 @@ import { createPromptStore } from "./prompt-store.ts";
 import { createRunStore } from "./run-store.ts";
 import type { SqliteContext } from "./sqlite-context.ts";
 import { createTenantStore } from "./tenant-store.ts";
+import { createWalSync } from "./wal-sync.ts";
 import { createWebhookStore } from "./webhook-store.ts";
 import { createWorkflowStore } from "./workflow-store.ts";
 
@@ -77,7 +78,12 @@ export const openSqliteStore = async (options: OpenSqliteStoreOptions): Promise<
       clock: options.clock ?? systemClock,
       dataVersion: createDataVersionProbe(raw),
     };
-    const groupCommit = createGroupCommit(raw, { maxBatch: options.maxBatch ?? 256 });
+    // A file's group commits flush the WAL off the event loop; `:memory:` has nothing to flush.
+    const walSync = path === MEMORY_PATH ? undefined : createWalSync(path);
+    const groupCommit = createGroupCommit(raw, {
+      maxBatch: options.maxBatch ?? 256,
+      ...(walSync ? { walSync } : {}),
+    });
     let closed = false;
     return {
       raw,
@@ -94,6 +100,7 @@ export const openSqliteStore = async (options: OpenSqliteStoreOptions): Promise<
         if (closed) return;
         closed = true;
         groupCommit.close();
+        walSync?.close();
         raw.close();
       },
     };

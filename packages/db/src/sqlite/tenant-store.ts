@@ -57,6 +57,15 @@ export const createTenantStore = ({ db, raw, clock, dataVersion }: SqliteContext
   const touchKey = raw.prepare<never, { id: string; at: number }>(
     "UPDATE api_keys SET last_used_at = $at WHERE id = $id",
   );
+  // A stream connect's access check: one cached statement, not a listing of the tenant's keys.
+  const selectAccess = raw.prepare<
+    { subscription_active: number; key_live: number | null },
+    { tenant: string; key: string | null }
+  >(
+    `SELECT t.subscription_active,
+            (SELECT k.revoked_at IS NULL FROM api_keys k WHERE k.id = $key AND k.tenant_id = t.id) AS key_live
+       FROM tenants t WHERE t.id = $tenant`,
+  );
   const keysByHash = new Map<string, FoundKey>();
   let seenDataVersion = -1;
 
@@ -135,6 +144,15 @@ export const createTenantStore = ({ db, raw, clock, dataVersion }: SqliteContext
         .where(eq(apiKeys.tenantId, tenantId))
         .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id))
         .all();
+    },
+
+    async accessOf(tenantId, apiKeyId) {
+      const row = selectAccess.get({ tenant: tenantId, key: apiKeyId ?? null });
+      if (!row) return null;
+      return {
+        subscriptionActive: row.subscription_active === 1,
+        keyLive: apiKeyId === undefined || row.key_live === 1,
+      };
     },
 
     async revokeApiKeys(match, at) {

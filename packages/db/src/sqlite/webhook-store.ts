@@ -28,7 +28,7 @@ const deliveryRecord = recordColumns(getTableColumns(webhookDeliveries));
 
 const live = liveWebhook(webhooks);
 
-export const createWebhookStore = ({ db, clock }: SqliteContext): WebhookStore => {
+export const createWebhookStore = ({ db, raw, clock }: SqliteContext): WebhookStore => {
   const selectWebhooks = () =>
     db
       .select(webhookColumns)
@@ -42,7 +42,12 @@ export const createWebhookStore = ({ db, clock }: SqliteContext): WebhookStore =
     deliveryRanks: () => db.select(dueRankFields(webhookDeliveries)).from(webhookDeliveries).$dynamic(),
   };
 
-  // Read for every run that ends (its webhook deliveries): built and prepared once.
+  // Read for every run that ends (its webhook deliveries): built and prepared once. Most
+  // environments have no webhook; the probe answers that in a few µs, where the full select (a
+  // join and a sort) costs ≈ 25 µs even when it finds nothing (docs/PERFORMANCE.md).
+  const anyWebhookOfEnvironment = raw.prepare<{ id: string }, { environmentId: string }>(
+    "SELECT id FROM webhooks WHERE environment_id = $environmentId AND deleted_at IS NULL LIMIT 1",
+  );
   const webhooksOfEnvironment = selectWebhooks()
     .where(and(eq(webhooks.environmentId, sql.placeholder("environmentId")), live))
     .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
@@ -70,6 +75,7 @@ export const createWebhookStore = ({ db, clock }: SqliteContext): WebhookStore =
     },
 
     async listForEnvironment(environmentId) {
+      if (anyWebhookOfEnvironment.get({ environmentId }) === null) return [];
       return webhooksOfEnvironment.all({ environmentId });
     },
 

@@ -48,6 +48,13 @@ export function createMemoryTenantStore(clock: Clock): MemoryTenantStore {
         throw duplicate(`API key ${key.id}`);
       keys.set(key.id, copy(key));
     },
+    async accessOf(tenantId, apiKeyId) {
+      const tenant = tenants.get(tenantId);
+      if (!tenant) return null;
+      const key = apiKeyId === undefined ? undefined : keys.get(apiKeyId);
+      const keyLive = apiKeyId === undefined || (key?.tenantId === tenantId && key.revokedAt === null);
+      return { subscriptionActive: tenant.subscriptionActive, keyLive };
+    },
     async findApiKeyByHash(hash) {
       const key = [...keys.values()].find(
         (candidate) => candidate.hash === hash && candidate.revokedAt === null,

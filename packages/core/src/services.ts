@@ -65,6 +65,11 @@ export interface TenantService {
   listApiKeys(tenantId: string): Promise<ApiKeySummary[]>;
   /** Accepts a full key or a unique prefix of one; returns how many were revoked (not_found when none). */
   revokeApiKey(keyOrPrefix: string): Promise<{ revoked: number }>;
+  /**
+   * One of the tenant's own active keys, by id (the console's and tRPC's revoke): never by prefix,
+   * which a key of another tenant may share (not_found when it is not the tenant's, or revoked).
+   */
+  revokeOwnApiKey(tenantId: string, keyId: string): Promise<{ revoked: number }>;
 }
 
 export interface PromptService {

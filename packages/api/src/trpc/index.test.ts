@@ -506,6 +506,31 @@ describe("tRPC procedures (in-process)", () => {
     expect((await clientB.key.list.query()).every((key) => key.revokedAt === null)).toBe(true);
   });
 
+  test("key.revoke revokes by id: a key of another tenant with the same display prefix is neither an obstacle nor touched", async () => {
+    const created = await clientA.key.create.mutate();
+    const [keyOfB] = await kit.store.tenants.listApiKeys(kit.tenantB.id);
+    // The display prefix is 8 random characters: shared by chance across tenants, it used to make
+    // the revoke ambiguous (nothing revoked, `revoked: 0`).
+    await kit.store.tenants.createApiKey({
+      id: crypto.randomUUID(),
+      tenantId: kit.tenantB.id,
+      prefix: created.key.prefix,
+      hash: "f".repeat(64),
+      createdAt: new Date(),
+      revokedAt: null,
+      lastUsedAt: null,
+    });
+    expect(await clientA.key.revoke.mutate({ id: created.key.id })).toEqual({ revoked: 1 });
+    const revoked = (await clientA.key.list.query()).find((key) => key.id === created.key.id);
+    expect(revoked?.revokedAt).not.toBeNull();
+    expect((await kit.store.tenants.listApiKeys(kit.tenantB.id)).every((key) => key.revokedAt === null)).toBe(
+      true,
+    );
+    expect(keyOfB).toBeDefined();
+    // Revoked already: not found, as another tenant's id is.
+    await expectError(clientA.key.revoke.mutate({ id: created.key.id }), "NOT_FOUND");
+  });
+
   test("admin procedures need the operator token", async () => {
     await expectError(clientA.admin.tenant.list.query(), "UNAUTHORIZED", /admin/);
     await expectError(

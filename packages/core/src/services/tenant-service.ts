@@ -105,6 +105,14 @@ export function createTenantService(dependencies: TenantServiceDependencies): Te
       return (await store.tenants.listApiKeys(tenantId)).map(toApiKeySummary);
     },
 
+    async revokeOwnApiKey(tenantId, keyId) {
+      const own = await store.tenants.listApiKeys(tenantId);
+      const key = own.find((candidate) => candidate.id === keyId && candidate.revokedAt === null);
+      if (key === undefined) throw notFound(`no active API key '${keyId}'`);
+      const revoked = await store.tenants.revokeApiKeys({ id: key.id }, clock.now());
+      return { revoked: revoked.length };
+    },
+
     async revokeApiKey(keyOrPrefix) {
       const value = keyOrPrefix.trim();
       const at = clock.now();

@@ -1,5 +1,4 @@
 import type { ApiKeySummary } from "@promptrun/contract";
-import { notFound } from "@promptrun/core";
 import { idInputSchema } from "../inputs.ts";
 import type { Procedures, TrpcRoot } from "../root.ts";
 
@@ -14,12 +13,9 @@ export function createKeyRouter(t: TrpcRoot, { tenantProcedure, subscribedProced
       ({ ctx }): Promise<{ apiKey: string; key: ApiKeySummary }> =>
         ctx.services.tenants.createApiKey(ctx.tenant.id),
     ),
-    /** By id among the caller's keys; revocation then goes by the key's prefix, which the service only honours when unique. */
-    revoke: tenantProcedure.input(idInputSchema).mutation(async ({ ctx, input }) => {
-      const own = await ctx.services.tenants.listApiKeys(ctx.tenant.id);
-      const key = own.find((candidate) => candidate.id === input.id && candidate.revokedAt === null);
-      if (key === undefined) throw notFound(`no active API key '${input.id}'`);
-      return ctx.services.tenants.revokeApiKey(key.prefix);
-    }),
+    /** By id, among the caller's own active keys. */
+    revoke: tenantProcedure
+      .input(idInputSchema)
+      .mutation(({ ctx, input }) => ctx.services.tenants.revokeOwnApiKey(ctx.tenant.id, input.id)),
   });
 }

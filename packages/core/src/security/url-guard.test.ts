@@ -233,3 +233,100 @@ describe("fetchPinned", () => {
     expect(await message(fetchPinned(request, "127.0.0.1", trustingFixture))).toContain("ALTNAME");
   });
 });
+
+describe("createGuardedFetch: redirects", () => {
+  interface Seen {
+    method: string;
+    path: string;
+    headers: Record<string, string>;
+    body: string;
+  }
+  const seen: Seen[] = [];
+  const record = async (request: Request) => {
+    const url = new URL(request.url);
+    seen.push({
+      method: request.method,
+      path: url.pathname,
+      headers: Object.fromEntries(request.headers),
+      body: await request.text(),
+    });
+  };
+  let other: ReturnType<typeof Bun.serve>;
+  let origin: ReturnType<typeof Bun.serve>;
+  beforeAll(() => {
+    // Another port is another origin.
+    other = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: async (request) => {
+        await record(request);
+        return new Response("landed");
+      },
+    });
+    origin = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: async (request) => {
+        await record(request);
+        const url = new URL(request.url);
+        const status = Number(url.searchParams.get("status") ?? 302);
+        const to = url.searchParams.get("to");
+        if (to === "same") return new Response(null, { status, headers: { location: "/landed" } });
+        if (to === "other")
+          return new Response(null, { status, headers: { location: `${other.url}landed` } });
+        return new Response("landed");
+      },
+    });
+  });
+  afterAll(() => {
+    other.stop(true);
+    origin.stop(true);
+  });
+
+  const guarded = createGuardedFetch({ allowPrivate: true });
+  const secrets = {
+    authorization: "Bearer sk-tenant",
+    "x-api-key": "sk-ant-tenant",
+    "api-key": "azure-tenant",
+    "content-type": "application/json",
+    accept: "text/event-stream",
+  };
+  const lastHop = () => seen.at(-1) as Seen;
+
+  test("a hop to another origin carries no credential header; one on the same origin keeps them", async () => {
+    seen.length = 0;
+    expect(await (await guarded(`${origin.url}start?to=other`, { headers: secrets })).text()).toBe("landed");
+    expect(lastHop().path).toBe("/landed");
+    expect(lastHop().headers.authorization).toBeUndefined();
+    expect(lastHop().headers["x-api-key"]).toBeUndefined();
+    expect(lastHop().headers["api-key"]).toBeUndefined();
+    expect(lastHop().headers.accept).toBe("text/event-stream");
+
+    expect(await (await guarded(`${origin.url}start?to=same`, { headers: secrets })).text()).toBe("landed");
+    expect(lastHop().headers.authorization).toBe("Bearer sk-tenant");
+    expect(lastHop().headers["x-api-key"]).toBe("sk-ant-tenant");
+  });
+
+  test("307 and 308 repeat the method and the body; 302 and 303 of a POST become a body-less GET", async () => {
+    const post = { method: "POST", headers: secrets, body: JSON.stringify({ model: "m", stream: true }) };
+    for (const status of [307, 308]) {
+      seen.length = 0;
+      await guarded(`${origin.url}start?to=other&status=${status}`, post);
+      expect(seen.map((hop) => [hop.method, hop.body])).toEqual([
+        ["POST", post.body],
+        ["POST", post.body],
+      ]);
+      expect(lastHop().headers["content-type"]).toBe("application/json");
+      expect(lastHop().headers.authorization).toBeUndefined();
+    }
+    for (const status of [302, 303]) {
+      seen.length = 0;
+      await guarded(`${origin.url}start?to=same&status=${status}`, post);
+      expect(lastHop().method).toBe("GET");
+      expect(lastHop().body).toBe("");
+      expect(lastHop().headers["content-type"]).toBeUndefined();
+      // Same origin: the credential stays.
+      expect(lastHop().headers.authorization).toBe("Bearer sk-tenant");
+    }
+  });
+});

@@ -126,10 +126,60 @@ export async function fetchPinned(
 }
 
 /**
+ * Headers a redirect may carry to another origin. Any other header may hold a credential (a
+ * provider's `Authorization`, `x-api-key`, `api-key`, …), so, like browsers with `Authorization`
+ * but for all of them, a hop to another scheme, host or port drops it (docs/SECURITY.md).
+ */
+const CROSS_ORIGIN_HEADERS = new Set([
+  "accept",
+  "accept-encoding",
+  "accept-language",
+  "content-type",
+  "user-agent",
+]);
+/** Dropped with the body when a redirect turns the request into a GET. */
+const BODY_HEADERS = [
+  "content-type",
+  "content-length",
+  "content-encoding",
+  "content-language",
+  "content-location",
+];
+
+/**
+ * The request for a redirect's next hop, as the Fetch standard follows one: 303 (and 301/302 of a
+ * POST) becomes a GET without its body; 307 and 308 repeat the method and the body; another
+ * origin gets only CROSS_ORIGIN_HEADERS.
+ */
+function redirectedRequest(
+  request: Request,
+  body: ArrayBuffer | null,
+  status: number,
+  location: string,
+): Request {
+  const target = new URL(location, request.url);
+  const becomesGet =
+    (status === 303 && request.method !== "GET" && request.method !== "HEAD") ||
+    ((status === 301 || status === 302) && request.method === "POST");
+  const headers = new Headers(request.headers);
+  if (becomesGet) for (const name of BODY_HEADERS) headers.delete(name);
+  if (target.origin !== new URL(request.url).origin) {
+    for (const name of [...headers.keys()]) if (!CROSS_ORIGIN_HEADERS.has(name)) headers.delete(name);
+  }
+  return new Request(target.toString(), {
+    method: becomesGet ? "GET" : request.method,
+    headers,
+    body: becomesGet ? null : body,
+    signal: request.signal,
+  });
+}
+
+/**
  * The one fetch for URLs that come from tenants (webhooks, provider base URLs in environment or
  * run env vars): each request and each redirect hop resolves the host once, refuses it when any
  * address is private, and connects to the checked address (pinned, see pinnedRequest). Redirects
- * are followed by hand so each hop is checked. With `allowPrivate` it is a plain fetch that still
+ * are followed by hand so each hop is checked, with the Fetch standard's method and body rules and
+ * no credential header sent to another origin (redirectedRequest). With `allowPrivate` it is a plain fetch that still
  * checks scheme and credentials. It wraps `fetch` (a transport, e.g. one that caps body sizes)
  * and returns a fetch, so it composes with other wrappers.
  */
@@ -144,6 +194,16 @@ export function createGuardedFetch(options: {
   const resolve = options.resolve ?? systemResolve;
   const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     let request = input instanceof Request ? new Request(input, init) : new Request(input.toString(), init);
+    // Read once, so a 307 or 308 can send it again (provider and tool bodies are small JSON).
+    const body = request.body === null ? null : await request.arrayBuffer();
+    if (body !== null) {
+      request = new Request(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body,
+        signal: request.signal,
+      });
+    }
     for (let hop = 0; hop <= maxRedirects; hop++) {
       const url = parseTenantUrl(request.url, "url");
       let response: Response;
@@ -156,11 +216,7 @@ export function createGuardedFetch(options: {
       const location = response.headers.get("location");
       if (response.status < 300 || response.status >= 400 || !location) return response;
       await response.body?.cancel().catch(() => undefined);
-      request = new Request(new URL(location, request.url).toString(), {
-        method: request.method === "POST" && response.status === 303 ? "GET" : request.method,
-        headers: request.headers,
-        signal: request.signal,
-      });
+      request = redirectedRequest(request, body, response.status, location);
     }
     throw invalid("too many redirects");
   };

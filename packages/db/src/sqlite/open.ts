@@ -78,8 +78,11 @@ export const openSqliteStore = async (options: OpenSqliteStoreOptions): Promise<
       clock: options.clock ?? systemClock,
       dataVersion: createDataVersionProbe(raw),
     };
-    // A file's group commits flush the WAL off the event loop; `:memory:` has nothing to flush.
-    const walSync = path === MEMORY_PATH ? undefined : createWalSync(path);
+    // A file's group commits flush the WAL off the event loop. Only in WAL mode: `:memory:` has
+    // nothing to flush, and a file system without WAL support keeps a rollback journal, whose
+    // NORMAL mode skips syncs that keep a commit atomic, so it stays FULL throughout.
+    const journalMode = raw.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()?.journal_mode;
+    const walSync = path !== MEMORY_PATH && journalMode === "wal" ? createWalSync(path) : undefined;
     const groupCommit = createGroupCommit(raw, {
       maxBatch: options.maxBatch ?? 256,
       ...(walSync ? { walSync } : {}),

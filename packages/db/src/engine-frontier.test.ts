@@ -64,6 +64,7 @@ const backlogThroughTheFrontier = async (store: Store) => {
       }
     }
     for (const { run } of created) await fixture.waitForEnd(run.id, 30_000);
+    await fixture.waitForIdle();
 
     expect(mostInMemory).toBeLessThanOrEqual(64);
     const executed = created.filter(({ message }) => !cancelled.has(message)).map(({ message }) => message);

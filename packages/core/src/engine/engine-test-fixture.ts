@@ -161,6 +161,19 @@ export async function createEngineFixture(options: FixtureOptions = {}) {
     throw new Error(`run ${runId} did not end within ${timeoutMs} ms`);
   };
 
+  /**
+   * Waits until the engine executes nothing. A run's end is visible in the store at its COMMIT; on
+   * a SQLite file the engine lets the run go when the WAL flush resolves that write, a moment
+   * later (docs/ARCHITECTURE.md "Durable commits off the event loop").
+   */
+  const waitForIdle = async (timeoutMs = 5_000): Promise<void> => {
+    const deadline = Date.now() + timeoutMs;
+    while (engine.stats().executing > 0) {
+      if (Date.now() >= deadline) throw new Error(`the engine still executes runs after ${timeoutMs} ms`);
+      await Bun.sleep(5);
+    }
+  };
+
   const eventsOf = (runId: string) =>
     received.filter((delivered) => "runId" in delivered.event.data && delivered.event.data.runId === runId);
 
@@ -175,6 +188,7 @@ export async function createEngineFixture(options: FixtureOptions = {}) {
     received,
     createRun,
     waitForEnd,
+    waitForIdle,
     eventsOf,
     watchThread,
     async close() {

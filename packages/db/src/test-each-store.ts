@@ -2,10 +2,10 @@
  * Runs one engine scenario on each real store: a temporary SQLite file, and a fresh Postgres
  * database when one is reachable (skipped with a clear name otherwise).
  */
-import { afterAll, beforeAll, describe, test } from "bun:test";
+import { test } from "bun:test";
 import type { Store } from "@promptrun/core";
+import { describeOnPostgres } from "./postgres/describe-on-postgres.ts";
 import { openPostgresStore } from "./postgres/open.ts";
-import { checkPostgres, createTestDatabase, type TestDatabase } from "./postgres/test-database.ts";
 import { openTempStore } from "./sqlite/test-fixtures.ts";
 
 export async function testOnEachStore(
@@ -26,18 +26,11 @@ export async function testOnEachStore(
     timeoutMs,
   );
 
-  const postgresAvailable = await checkPostgres();
-  describe.skipIf(!postgresAvailable)("Postgres", () => {
-    let database: TestDatabase;
-    beforeAll(async () => {
-      database = await createTestDatabase();
-    });
-    afterAll(() => database?.drop());
-
+  await describeOnPostgres("Postgres", (database) => {
     test(
       name,
       async () => {
-        const store = await openPostgresStore({ url: database.url, maxConnections: 4 });
+        const store = await openPostgresStore({ url: database().url, maxConnections: 4 });
         try {
           await scenario(store);
         } finally {

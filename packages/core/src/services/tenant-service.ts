@@ -106,10 +106,10 @@ export function createTenantService(dependencies: TenantServiceDependencies): Te
     },
 
     async revokeOwnApiKey(tenantId, keyId) {
-      const own = await store.tenants.listApiKeys(tenantId);
-      const key = own.find((candidate) => candidate.id === keyId && candidate.revokedAt === null);
-      if (key === undefined) throw notFound(`no active API key '${keyId}'`);
-      const revoked = await store.tenants.revokeApiKeys({ id: key.id }, clock.now());
+      // keyLive: the key exists, is this tenant's and is not revoked (one lookup, no listing).
+      if (!(await store.tenants.accessOf(tenantId, keyId))?.keyLive)
+        throw notFound(`no active API key '${keyId}'`);
+      const revoked = await store.tenants.revokeApiKeys({ id: keyId }, clock.now());
       return { revoked: revoked.length };
     },
 

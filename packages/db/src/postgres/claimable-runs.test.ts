@@ -1,19 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { addTenant, at, newRun, pushPrompt } from "@promptrun/core/testing";
+import { describeOnPostgres } from "./describe-on-postgres.ts";
 import { openPostgresStore } from "./open.ts";
-import { checkPostgres, createTestDatabase, type TestDatabase } from "./test-database.ts";
 
-const available = await checkPostgres();
-
-describe.skipIf(!available)("listClaimable on Postgres", () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database?.drop());
-
+await describeOnPostgres("listClaimable on Postgres", (database) => {
   test("a tenant at its lease limit with a deep backlog hides no other tenant's heads", async () => {
-    const store = await openPostgresStore({ url: database.url, maxConnections: 4 });
+    const store = await openPostgresStore({ url: database().url, maxConnections: 4 });
     try {
       // Tenant ids are time-ordered: `before` and `after` sort on either side of `full`.
       const before = await addTenant(store, "before");
@@ -49,8 +41,8 @@ describe.skipIf(!available)("listClaimable on Postgres", () => {
   });
 
   test("paused runs neither fill the poll window nor come out of the head scan", async () => {
-    await database.truncate();
-    const store = await openPostgresStore({ url: database.url, maxConnections: 4 });
+    await database().truncate();
+    const store = await openPostgresStore({ url: database().url, maxConnections: 4 });
     const pauseOf = (run: { id: string }) =>
       store.runs.pause(run.id, {
         steps: [],

@@ -133,10 +133,9 @@ export const createGroupCommit = (raw: Database, options: GroupCommitOptions = {
     }
   };
 
-  /** Committed writes waiting for a WAL sync, in commit order; `flushing` are those of the sync running now. */
+  /** Committed writes waiting for a WAL sync, in commit order; `flushing` are those of the sync running now (none: no sync runs). */
   let awaitingSync: Array<{ pending: PendingWrite; value: unknown }> = [];
   let flushing: typeof awaitingSync = [];
-  let syncRunning = false;
 
   const settleDurable = (written: typeof awaitingSync, error?: unknown) => {
     for (const { pending, value } of written) {
@@ -146,7 +145,6 @@ export const createGroupCommit = (raw: Database, options: GroupCommitOptions = {
   };
 
   const startSync = (sync: WalSync) => {
-    syncRunning = true;
     flushing = awaitingSync;
     awaitingSync = [];
     const written = flushing;
@@ -159,7 +157,6 @@ export const createGroupCommit = (raw: Database, options: GroupCommitOptions = {
   const afterSync = (sync: WalSync, written: typeof awaitingSync, error?: unknown) => {
     // Settling twice (after close() synced and settled them) is harmless: a promise settles once.
     settleDurable(written, error);
-    syncRunning = false;
     flushing = [];
     if (awaitingSync.length > 0) startSync(sync);
   };
@@ -167,8 +164,9 @@ export const createGroupCommit = (raw: Database, options: GroupCommitOptions = {
   /** Resolves committed writes now (FULL: the COMMIT synced), or after the next WAL sync. */
   const resolveCommitted = (written: typeof awaitingSync) => {
     if (!walSync) return settleDurable(written);
+    if (written.length === 0) return;
     awaitingSync.push(...written);
-    if (!syncRunning) startSync(walSync);
+    if (flushing.length === 0) startSync(walSync);
   };
 
   const scheduleRetry = (delayMs: number) => {
@@ -267,7 +265,7 @@ export const createGroupCommit = (raw: Database, options: GroupCommitOptions = {
       retryTimer = null;
       flushWith(false);
       closed = true;
-      if (walSync && (syncRunning || awaitingSync.length > 0)) {
+      if (walSync && (flushing.length > 0 || awaitingSync.length > 0)) {
         // Nothing committed may be left unacknowledged: one blocking sync covers them all.
         const written = [...flushing, ...awaitingSync];
         awaitingSync = [];

@@ -108,6 +108,26 @@ describe.skipIf(!available)("three instances on Postgres + Redis", () => {
     expect(await limited.json()).toMatchObject({ error: expect.stringContaining("rate limit") });
   }, 60_000);
 
+  test("failed console sign-ins are counted for the whole cluster: the 11th from an address is 429 on every instance", async () => {
+    const signIn = (instance: TestServer, key: string) =>
+      fetch(`${instance.url}/console/session`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ apiKey: key }),
+      });
+    const wrong = `pr_live_${"z".repeat(43)}`;
+    // Ten wrong keys from this address, spread over the three instances: each alone saw 3 or 4.
+    for (let attempt = 0; attempt < 10; attempt++) {
+      expect((await signIn(instances[attempt % 3]!, wrong)).status).toBe(401);
+    }
+    for (const instance of instances) {
+      const refused = await signIn(instance, apiKey);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(59);
+      expect(((await refused.json()) as { error: string }).error).toContain("too many failed sign-ins");
+    }
+  }, 30_000);
+
   test("a cancel sent to one instance stops the run another instance executes", async () => {
     const words = Array.from({ length: 200 }, (_, index) => `word${index}`).join(" ");
     const response = await createRun(instances[0]!, { inputs: { message: words } });

@@ -27,7 +27,7 @@ const rows: ConfigurationRow[] = [
   {
     variables: ["REDIS_URL"],
     meaning:
-      "`redis://…` (or `rediss://`): with Postgres and several instances, thread streams, rate limits and wake-ups are shared through it",
+      "`redis://…` (or `rediss://`): with Postgres and several instances, thread streams, rate limits, failed console sign-ins and wake-ups are shared through it",
     examples: { REDIS_URL: "redis://cache.internal:6379" },
   },
   {

@@ -90,7 +90,9 @@ export async function openRuntime(config: ServerConfig, options: RuntimeOptions 
     store,
     config: { ...config.engine, secret },
     ...(options.metrics ? { metrics: options.metrics.engine } : {}),
-    ...(redis ? { events: redis.events, rateLimits: redis.rateLimits } : {}),
+    ...(redis
+      ? { events: redis.events, rateLimits: redis.rateLimits, signInFailures: redis.signInFailures }
+      : {}),
     ...(cluster ? { cluster } : {}),
     ...(options.logger ? { logError: warn } : {}),
   });

@@ -96,7 +96,13 @@ export { OTHER_MODEL_LABEL } from "./pricing/metrics-model-label.ts";
 export { createPromptrun, type Promptrun } from "./promptrun.ts";
 // The one parse of `Authorization: Bearer <credential>` (REST, tRPC and the SSE stream).
 export { bearerCredential } from "./security/bearer.ts";
+export { CONSOLE_SESSION_RULES } from "./services/console-session-service.ts";
 export { formatValidationError } from "./services/format-validation-error.ts";
+export {
+  createSignInFailures,
+  type SignInFailures,
+  tooManySignInFailures,
+} from "./services/sign-in-failures.ts";
 export { movedByOf } from "./services/tag-move.ts";
 export { uuidv7 } from "./services/uuidv7.ts";
 export type {

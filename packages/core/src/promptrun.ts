@@ -18,6 +18,7 @@ import { createConsoleSessionService } from "./services/console-session-service.
 import { createPendingRunCounter } from "./services/pending-run-counter.ts";
 import { createPromptService } from "./services/prompt-service.ts";
 import { createRunService } from "./services/run-service.ts";
+import type { SignInFailures } from "./services/sign-in-failures.ts";
 import { createTenantService } from "./services/tenant-service.ts";
 import { createThreadService } from "./services/thread-service.ts";
 import { uuidv7 } from "./services/uuidv7.ts";
@@ -43,10 +44,12 @@ export interface PromptrunDeps {
   metrics?: EngineMetrics;
   /** Replaces the in-process token buckets (several instances share a Redis one). */
   rateLimits?: RateLimitService;
+  /** Replaces the in-process count of failed console sign-ins (several instances share a Redis one). */
+  signInFailures?: SignInFailures;
   /**
    * Several instances share the store: the engine leases runs (see createEngine) and the webhook
-   * dispatcher its deliveries under `cluster.owner`. Pass `events` and `rateLimits` that are
-   * shared too (Redis), or streaming and limits stay per instance.
+   * dispatcher its deliveries under `cluster.owner`. Pass `events`, `rateLimits` and
+   * `signInFailures` that are shared too (Redis), or streaming and limits stay per instance.
    */
   cluster?: EngineCluster;
   /** Unexpected engine failures (the store down mid-run…). */
@@ -121,7 +124,7 @@ export function createPromptrun(deps: PromptrunDeps): Promptrun {
     streamTokens: createStreamTokenService({ config, clock, rateLimits, tenants: store.tenants }),
     environments: createEnvironmentService({ store, secrets, clock, quotas: config.quotas }),
     webhooks: createWebhookService({ store, config, secrets, clock, onRequeue: wake }),
-    consoleSessions: createConsoleSessionService({ store, clock, auth }),
+    consoleSessions: createConsoleSessionService({ store, clock, auth, failures: deps.signInFailures }),
     knowledge: knowledge.service,
     workflows: createWorkflowService({ store, clock }),
     workflowRuns: workflowRuns.service,

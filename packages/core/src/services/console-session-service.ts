@@ -36,8 +36,8 @@ export interface ConsoleSessionServiceDependencies {
   store: Store;
   clock: Clock;
   auth: Pick<AuthService, "authenticateKey">;
-  /** Replaces the per-process failed sign-in counter (tests). */
-  failures?: SignInFailures;
+  /** Replaces the per-process failed sign-in counter (several instances share a Redis one; tests). */
+  failures?: SignInFailures | undefined;
 }
 
 /** The key of a sign-in body, or 400. */
@@ -62,7 +62,7 @@ export function createConsoleSessionService(
       return await auth.authenticateKey(key);
     } catch (error) {
       if (!PromptrunError.isInstance(error) || error.code !== "unauthorized") throw error;
-      failures.record(clientAddress);
+      await failures.record(clientAddress);
       throw unauthorized(WRONG_KEY);
     }
   };
@@ -78,7 +78,7 @@ export function createConsoleSessionService(
 
   return {
     async signIn(body, clientAddress) {
-      failures.check(clientAddress);
+      await failures.check(clientAddress);
       const tenant = await tenantOfKey(apiKeyOf(body), clientAddress);
       if (tenant.apiKeyId === undefined) throw new Error("an authenticated key has no id");
       const now = clock.now();

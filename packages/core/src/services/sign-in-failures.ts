@@ -1,11 +1,14 @@
 import { rateLimited } from "../errors.ts";
 import type { Clock } from "../ports.ts";
 
-/** Failed console sign-ins per client address, in this process's memory (docs/console.md). */
+/**
+ * Failed console sign-ins per client address (docs/SECURITY.md "Limits"): in this process's
+ * memory here; shared by every instance when they share a Redis (`@promptrun/db`).
+ */
 export interface SignInFailures {
-  /** Throws rate_limited, with the seconds until the oldest counted failure leaves the window, once `limit` are counted. */
-  check(address: string): void;
-  record(address: string): void;
+  /** Rejects with rate_limited, with the seconds until the oldest counted failure leaves the window, once `limit` are counted. */
+  check(address: string): Promise<void>;
+  record(address: string): Promise<void>;
 }
 
 export interface SignInFailureOptions {
@@ -16,6 +19,13 @@ export interface SignInFailureOptions {
   /** Addresses remembered at once; past it, those with nothing in the window go, then the oldest. */
   maxAddresses?: number;
 }
+
+/** The refusal once an address has `limit` failures in the window. */
+export const tooManySignInFailures = (retryAfterSeconds: number) =>
+  rateLimited(
+    `too many failed sign-ins from this address: try again in ${retryAfterSeconds} s`,
+    retryAfterSeconds,
+  );
 
 /** A sliding window per address: the times of its last `limit` failures, oldest first. */
 export function createSignInFailures(options: SignInFailureOptions): SignInFailures {
@@ -39,17 +49,13 @@ export function createSignInFailures(options: SignInFailureOptions): SignInFailu
   };
 
   return {
-    check(address) {
+    async check(address) {
       const now = clock.now().getTime();
       const times = recent(address, now);
       if (times.length < limit) return;
-      const retryAfterSeconds = Math.max(1, Math.ceil((times[0]! + windowMs - now) / 1000));
-      throw rateLimited(
-        `too many failed sign-ins from this address: try again in ${retryAfterSeconds} s`,
-        retryAfterSeconds,
-      );
+      throw tooManySignInFailures(Math.max(1, Math.ceil((times[0]! + windowMs - now) / 1000)));
     },
-    record(address) {
+    async record(address) {
       const now = clock.now().getTime();
       const times = [...recent(address, now), now].slice(-limit);
       // Re-inserted at the end: Map order is least recently failed first.

@@ -81,3 +81,24 @@ export const runLuaScript = async (
     return client.eval(script.source, keys.length, ...keys, ...args);
   }
 };
+
+/** runLuaScript, rejected once `timeoutMs` pass without an answer (a request never waits long on Redis). */
+export const runLuaScriptWithin = async (
+  timeoutMs: number,
+  client: RedisClient,
+  script: LuaScript,
+  keys: string[],
+  args: Array<string | number>,
+): Promise<unknown> => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      runLuaScript(client, script, keys, args),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("Redis did not answer in time")), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+};

@@ -1,7 +1,14 @@
-import type { Clock, RateLimitService } from "@promptrun/core";
+import {
+  type Clock,
+  CONSOLE_SESSION_RULES,
+  createSignInFailures,
+  type RateLimitService,
+  type SignInFailures,
+} from "@promptrun/core";
 import { assertRedisReachable, createRedisClient } from "./redis-client.ts";
 import { createRedisClusterSignals, type RedisClusterSignals } from "./redis-cluster-signals.ts";
 import { createRedisRateLimiter } from "./redis-rate-limiter.ts";
+import { createRedisSignInFailures } from "./redis-sign-in-failures.ts";
 import { createRedisThreadEventBus, type RedisThreadEventBus } from "./redis-thread-event-bus.ts";
 
 export interface RedisCoordinationOptions {
@@ -18,13 +25,15 @@ export interface RedisCoordinationOptions {
 export interface RedisCoordination {
   events: RedisThreadEventBus;
   rateLimits: RateLimitService;
+  /** Failed console sign-ins per client address, counted across instances. */
+  signInFailures: SignInFailures;
   signals: RedisClusterSignals;
   close(): Promise<void>;
 }
 
 /**
  * Connects to Redis (fails fast with a clear message when it does not answer) and builds the
- * cross-instance thread event bus, rate limiter and cluster signals over three connections: one
+ * cross-instance thread event bus, rate limiter, failed sign-in count and cluster signals over three connections: one
  * for commands, one reading the event stream, one subscribed to the signals.
  */
 export const connectRedisCoordination = async (
@@ -61,10 +70,22 @@ export const connectRedisCoordination = async (
     clock: options.clock,
     onError,
   });
+  const signInRules = {
+    limit: CONSOLE_SESSION_RULES.maxFailures,
+    windowMs: CONSOLE_SESSION_RULES.failureWindowMs,
+  };
+  const signInFailures = createRedisSignInFailures({
+    client: commands,
+    keyPrefix,
+    ...signInRules,
+    fallback: createSignInFailures({ clock: options.clock, ...signInRules }),
+    onError,
+  });
   let closing: Promise<void> | null = null;
   return {
     events,
     rateLimits,
+    signInFailures,
     signals,
     close() {
       closing ??= (async () => {

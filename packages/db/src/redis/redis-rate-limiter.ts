@@ -1,5 +1,5 @@
 import { type Clock, type RateLimitService, rateLimited } from "@promptrun/core";
-import { luaScript, type RedisClient, runLuaScript } from "./redis-client.ts";
+import { luaScript, type RedisClient, runLuaScriptWithin } from "./redis-client.ts";
 
 type Action = Parameters<RateLimitService["take"]>[1];
 
@@ -73,19 +73,11 @@ export const createRedisRateLimiter = (options: RedisRateLimiterOptions): RateLi
     async take(tenantId, action) {
       const key = keyOf(tenantId, action);
       let reply: unknown;
-      let timer: ReturnType<typeof setTimeout> | undefined;
       try {
-        reply = await Promise.race([
-          runLuaScript(options.client, TAKE, [key], [perSecond, burst, ttlMs]),
-          new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error("Redis did not answer in time")), timeoutMs);
-          }),
-        ]);
+        reply = await runLuaScriptWithin(timeoutMs, options.client, TAKE, [key], [perSecond, burst, ttlMs]);
       } catch (error) {
         options.onError?.("rate limit check failed; the request is let through", error);
         return;
-      } finally {
-        clearTimeout(timer);
       }
       const [taken, left] = reply as [number, string];
       const tokens = Number(left);

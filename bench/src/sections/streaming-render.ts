@@ -8,6 +8,7 @@ import type { StreamCpuReading, StreamCpuSplit } from "../stream-cpu-cost.ts";
 import type { StreamBatchResult } from "../stream-measurement.ts";
 import { summarize } from "../summarize.ts";
 import type { SectionResult, TargetCheck } from "./bench-context.ts";
+import { renderSetupPhases, type SetupPhases } from "./stream-setup-phases.ts";
 import type { StreamPath } from "./streaming-paths.ts";
 import { PROCESS_OF, PROMPTRUN_CONCURRENCY } from "./streaming-rig.ts";
 import type { StreamingPlan } from "./streaming-section.ts";
@@ -36,6 +37,8 @@ export interface RelayCpu {
 export interface StreamingReadings {
   results: PathResult[];
   cpu: RelayCpu[];
+  /** Promptrun's stream set-up, each request measured alone. */
+  setup: SetupPhases;
   capacity: CapacitySearch<StreamPath>;
   portkey: { version: string } | { error: string };
   plan: StreamingPlan;
@@ -270,6 +273,13 @@ export function renderStreaming(readings: StreamingReadings): SectionResult {
     "Relay CPU per stream and per token (the relay's process: CPU seconds over the batch / streams):",
     "",
     cpuTable(readings.cpu, readings.plan),
+    "",
+    "Where Promptrun's per-stream cost goes: each request of a stream's set-up measured alone (server CPU):",
+    "",
+    renderSetupPhases(
+      readings.setup,
+      readings.cpu.find((reading) => reading.path === "Promptrun (SSE)")?.short.msPerStream,
+    ),
     "",
     "Capacity: concurrent streams of 50 tokens/s (a report row, not a target):",
     "",

@@ -27,6 +27,8 @@ export interface StreamingRig {
   /** The processes whose CPU the section reports, by short name. */
   pids: Record<string, number>;
   portkey: { version: string } | { error: string };
+  /** The Promptrun server, for requests made outside the stream client. */
+  promptrun: { url: string; apiKey: string; pid: number };
   run(path: StreamPath, batch: BatchShape): Promise<StreamBatchResult>;
   stop(): Promise<void>;
 }
@@ -88,6 +90,7 @@ export async function startStreamingRig(context: BenchContext): Promise<Streamin
         ...(running ? { portkey: running.pid } : {}),
       },
       portkey: running ? { version: running.version } : { error: (portkey as { error: string }).error },
+      promptrun: { url: server.url, apiKey: server.apiKey, pid: server.pid },
       async run(path, batch) {
         client.send(streamCommand(endpoints, path, batch));
         return client.next<StreamBatchResult & { type: string }>("result", 300_000);

@@ -4,6 +4,7 @@ import { startCpuWindow } from "../process-stats.ts";
 import { type CapacitySearch, searchCapacity } from "../stream-capacity.ts";
 import { type StreamCpuReading, splitStreamCpu } from "../stream-cpu-cost.ts";
 import type { BenchContext, SectionResult } from "./bench-context.ts";
+import { measureSetupPhases, type SetupPhases } from "./stream-setup-phases.ts";
 import { type BatchShape, type StreamPath, type StreamShape, shapeOf } from "./streaming-paths.ts";
 import { type PathResult, type RelayCpu, renderStreaming } from "./streaming-render.ts";
 import { PROCESS_OF, type StreamingRig, startStreamingRig } from "./streaming-rig.ts";
@@ -26,6 +27,8 @@ export interface StreamingPlan {
   cpuShortStreams: number;
   capacityLevels: number[];
   capacityShape: StreamShape;
+  /** Requests of each stream set-up phase measured alone. */
+  setupPhaseRequests: number;
 }
 
 const streamingPlan = (quick: boolean): StreamingPlan => ({
@@ -33,8 +36,10 @@ const streamingPlan = (quick: boolean): StreamingPlan => ({
   rounds: quick ? 1 : 2,
   cpuLongStreams: quick ? 100 : 400,
   cpuShortStreams: quick ? 500 : 2_000,
-  capacityLevels: quick ? [200] : [100, 200, 400, 800, 1_600],
+  // From 25: at 100, Promptrun was already over the limit, which named no number.
+  capacityLevels: quick ? [200] : [25, 50, 100, 200, 400, 800, 1_600],
   capacityShape: shapeOf(quick ? benchPrompts.stream50PerSecondQuick : benchPrompts.stream50PerSecond),
+  setupPhaseRequests: quick ? 300 : 2_000,
 });
 
 /** 2. Streaming overhead: the same stamped upstream read directly, through a bare relay, Portkey and Promptrun. */
@@ -49,10 +54,13 @@ export async function streamingSection(context: BenchContext): Promise<SectionRe
       await measureRelayCpu(rig, "bare Bun relay (floor)", plan, context),
       await measureRelayCpu(rig, "Promptrun (SSE)", plan, context),
     ];
+    context.log("streaming: Promptrun's stream set-up, each phase alone");
+    const setup: SetupPhases = await measureSetupPhases(rig.promptrun, plan.setupPhaseRequests, 50);
     const capacity = await measureCapacity(rig, plan, context);
     return renderStreaming({
       results,
       cpu,
+      setup,
       capacity,
       portkey: rig.portkey,
       plan,

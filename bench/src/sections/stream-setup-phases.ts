@@ -1,0 +1,146 @@
+/**
+ * Where a stream's set-up goes on the server: the CPU of each request a stream's client makes,
+ * measured alone (the same requests the stream client makes, from this process, many at once).
+ */
+import { benchPrompts } from "../bench-prompts.ts";
+import { engineStats } from "../bench-server.ts";
+import { formatCount } from "../format.ts";
+import { markdownTable } from "../markdown-table.ts";
+import { startCpuWindow } from "../process-stats.ts";
+
+export interface SetupPhase {
+  name: string;
+  /** Server CPU µs per request (per run for the create, its execution included). */
+  cpuUs: number;
+}
+
+export interface SetupPhases {
+  phases: SetupPhase[];
+  requests: number;
+  concurrency: number;
+}
+
+interface Target {
+  url: string;
+  apiKey: string;
+  pid: number;
+}
+
+const runPool = async (total: number, concurrency: number, task: (index: number) => Promise<void>) => {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) await task(next++);
+    }),
+  );
+};
+
+/** Until the engine has nothing queued or executing (a create's execution is part of its cost). */
+const settled = async (target: Target) => {
+  for (;;) {
+    const stats = await engineStats(target);
+    if (stats.queued === 0 && stats.executing === 0) return;
+    await Bun.sleep(20);
+  }
+};
+
+/** Reads an SSE response until its `ready` event, then drops the connection. */
+const untilReady = async (response: Response, abort: AbortController) => {
+  const reader = response.body?.getReader();
+  if (!reader) throw new Error(`SSE connect: HTTP ${response.status} without a body`);
+  const decoder = new TextDecoder();
+  let text = "";
+  while (!text.includes("event: ready")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("SSE stream ended before ready");
+    text += decoder.decode(value, { stream: true });
+  }
+  abort.abort();
+  await reader.cancel().catch(() => {});
+};
+
+/**
+ * Mints `total` stream tokens, opens each SSE stream until `ready`, and creates `total` two-token
+ * runs on new threads (no subscriber), each phase alone with `concurrency` requests in flight;
+ * server CPU per request over each phase (the create's until every run has ended).
+ */
+export async function measureSetupPhases(
+  target: Target,
+  total: number,
+  concurrency: number,
+): Promise<SetupPhases> {
+  const auth = { authorization: `Bearer ${target.apiKey}`, "content-type": "application/json" };
+  const tokens: Array<{ token: string; url: string }> = [];
+  const phases: Array<[string, (index: number) => Promise<void>]> = [
+    [
+      "mint a stream token (POST /api/v1/threads/{thread}/stream-token)",
+      async () => {
+        const response = await fetch(`${target.url}/api/v1/threads/${crypto.randomUUID()}/stream-token`, {
+          method: "POST",
+          headers: auth,
+        });
+        if (response.status !== 200) throw new Error(`stream token: HTTP ${response.status}`);
+        tokens.push((await response.json()) as { token: string; url: string });
+      },
+    ],
+    [
+      "open the SSE stream until `ready`, then close it",
+      async (index) => {
+        const { token, url } = tokens[index]!;
+        const abort = new AbortController();
+        const response = await fetch(url, {
+          headers: { authorization: `Bearer ${token}` },
+          signal: abort.signal,
+        });
+        await untilReady(response, abort);
+      },
+    ],
+    [
+      `create a ${benchPrompts.stream2.slug} run on a new thread, and its execution`,
+      async () => {
+        const response = await fetch(
+          `${target.url}/api/v1/prompts/${benchPrompts.stream2.slug}/latest/runs`,
+          {
+            method: "POST",
+            headers: auth,
+            body: JSON.stringify({ inputs: { message: "bench" }, thread: crypto.randomUUID() }),
+          },
+        );
+        if (response.status !== 202) throw new Error(`create run: HTTP ${response.status}`);
+        await response.arrayBuffer();
+      },
+    ],
+  ];
+  const measured: SetupPhase[] = [];
+  for (const [name, task] of phases) {
+    await settled(target);
+    const stop = startCpuWindow([target.pid]);
+    await runPool(total, concurrency, task);
+    await settled(target);
+    const cpuSeconds = stop().cpuSeconds[target.pid] ?? Number.NaN;
+    measured.push({ name, cpuUs: (cpuSeconds / total) * 1e6 });
+  }
+  return { phases: measured, requests: total, concurrency };
+}
+
+/** The phases as a table, beside the whole short stream's per-stream CPU. */
+export function renderSetupPhases(setup: SetupPhases, wholeStreamMs: number | undefined): string {
+  const sum = setup.phases.reduce((total, phase) => total + phase.cpuUs, 0);
+  return [
+    markdownTable(
+      ["phase", "server CPU µs per request"],
+      [
+        ...setup.phases.map((phase) => [phase.name, formatCount(phase.cpuUs)]),
+        ["sum of the phases", formatCount(sum)],
+        [
+          "the whole 2-token stream through Promptrun (the CPU table above)",
+          wholeStreamMs === undefined ? "—" : formatCount(wholeStreamMs * 1000),
+        ],
+      ],
+    ),
+    "",
+    `${formatCount(setup.requests)} of each, ${setup.concurrency} at once, each phase alone on the same server after the CPU batches above; ` +
+      "CPU = the server process's (all its threads, `/proc`), over the phase and, for the create, until every run it created has ended. " +
+      "The sum need not equal the whole stream's figure: the phases run later (the server's JIT warmer) and alone (no overlap between a stream's requests), and the whole stream also relays its two tokens.",
+  ].join("\n");
+}

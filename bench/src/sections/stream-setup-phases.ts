@@ -3,10 +3,11 @@
  * measured alone (the same requests the stream client makes, from this process, many at once).
  */
 import { benchPrompts } from "../bench-prompts.ts";
-import { engineStats } from "../bench-server.ts";
+import { createRun, engineStats, mapConcurrently, mintStreamToken, pollUntil } from "../bench-server.ts";
 import { formatCount } from "../format.ts";
 import { markdownTable } from "../markdown-table.ts";
 import { startCpuWindow } from "../process-stats.ts";
+import type { PromptrunServer } from "../promptrun-server.ts";
 
 export interface SetupPhase {
   name: string;
@@ -20,28 +21,15 @@ export interface SetupPhases {
   concurrency: number;
 }
 
-interface Target {
-  url: string;
-  apiKey: string;
-  pid: number;
-}
-
-const runPool = async (total: number, concurrency: number, task: (index: number) => Promise<void>) => {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) await task(next++);
-    }),
-  );
-};
+type Target = Pick<PromptrunServer, "url" | "apiKey" | "pid">;
 
 /** Until the engine has nothing queued or executing (a create's execution is part of its cost). */
 const settled = async (target: Target) => {
-  for (;;) {
+  const idle = async () => {
     const stats = await engineStats(target);
-    if (stats.queued === 0 && stats.executing === 0) return;
-    await Bun.sleep(20);
-  }
+    return stats.queued === 0 && stats.executing === 0;
+  };
+  if (!(await pollUntil(idle, 60_000, 20))) throw new Error("the server's runs did not end within 60 s");
 };
 
 /** Reads an SSE response until its `ready` event, then drops the connection. */
@@ -69,53 +57,42 @@ export async function measureSetupPhases(
   total: number,
   concurrency: number,
 ): Promise<SetupPhases> {
-  const auth = { authorization: `Bearer ${target.apiKey}`, "content-type": "application/json" };
-  const tokens: Array<{ token: string; url: string }> = [];
-  const phases: Array<[string, (index: number) => Promise<void>]> = [
+  const indexes = [...Array(total).keys()];
+  let tokens: Array<{ path: string; token: string }> = [];
+  const phases: Array<[string, () => Promise<unknown>]> = [
     [
       "mint a stream token (POST /api/v1/threads/{thread}/stream-token)",
       async () => {
-        const response = await fetch(`${target.url}/api/v1/threads/${crypto.randomUUID()}/stream-token`, {
-          method: "POST",
-          headers: auth,
-        });
-        if (response.status !== 200) throw new Error(`stream token: HTTP ${response.status}`);
-        tokens.push((await response.json()) as { token: string; url: string });
+        tokens = await mapConcurrently(indexes, concurrency, () =>
+          mintStreamToken(target, crypto.randomUUID()),
+        );
       },
     ],
     [
       "open the SSE stream until `ready`, then close it",
-      async (index) => {
-        const { token, url } = tokens[index]!;
-        const abort = new AbortController();
-        const response = await fetch(url, {
-          headers: { authorization: `Bearer ${token}` },
-          signal: abort.signal,
-        });
-        await untilReady(response, abort);
-      },
+      () =>
+        mapConcurrently(tokens, concurrency, async ({ path, token }) => {
+          const abort = new AbortController();
+          const response = await fetch(`${target.url}${path}`, {
+            headers: { authorization: `Bearer ${token}` },
+            signal: abort.signal,
+          });
+          await untilReady(response, abort);
+        }),
     ],
     [
       `create a ${benchPrompts.stream2.slug} run on a new thread, and its execution`,
-      async () => {
-        const response = await fetch(
-          `${target.url}/api/v1/prompts/${benchPrompts.stream2.slug}/latest/runs`,
-          {
-            method: "POST",
-            headers: auth,
-            body: JSON.stringify({ inputs: { message: "bench" }, thread: crypto.randomUUID() }),
-          },
-        );
-        if (response.status !== 202) throw new Error(`create run: HTTP ${response.status}`);
-        await response.arrayBuffer();
-      },
+      () =>
+        mapConcurrently(indexes, concurrency, () =>
+          createRun(target, benchPrompts.stream2.slug, { thread: crypto.randomUUID() }),
+        ),
     ],
   ];
   const measured: SetupPhase[] = [];
-  for (const [name, task] of phases) {
+  for (const [name, phase] of phases) {
     await settled(target);
     const stop = startCpuWindow([target.pid]);
-    await runPool(total, concurrency, task);
+    await phase();
     await settled(target);
     const cpuSeconds = stop().cpuSeconds[target.pid] ?? Number.NaN;
     measured.push({ name, cpuUs: (cpuSeconds / total) * 1e6 });

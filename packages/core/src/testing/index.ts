@@ -10,6 +10,7 @@ export { type ManualClock, manualClock } from "./clock.ts";
 export * from "./fake-providers/index.ts";
 export { createMemoryStore } from "./memory-store.ts";
 export { recordingEngine } from "./recording-engine.ts";
+export { rejection } from "./rejection.ts";
 export {
   addTenant,
   at,

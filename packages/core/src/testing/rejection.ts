@@ -1,7 +1,10 @@
 import { PromptrunError } from "../errors.ts";
 
-/** Awaits a promise that must reject with a PromptrunError, and returns that error. */
-export async function rejection(promise: Promise<unknown>): Promise<PromptrunError> {
+/**
+ * Awaits a promise that must reject with a PromptrunError, and returns that error. Takes what a
+ * port that may answer synchronously returns too (`void | Promise<void>`).
+ */
+export async function rejection(promise: unknown): Promise<PromptrunError> {
   try {
     await promise;
   } catch (error) {

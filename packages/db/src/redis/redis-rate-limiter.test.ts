@@ -1,21 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { PromptrunError } from "@promptrun/core";
+import { rejection } from "@promptrun/core/testing";
 import { createRedisClient, type RedisClient } from "./redis-client.ts";
 import { createRedisRateLimiter } from "./redis-rate-limiter.ts";
 import { checkRedis, TEST_REDIS_URL, testKeyPrefix } from "./test-redis.ts";
 
 const available = await checkRedis();
 const clock = { now: () => new Date() };
-
-const rejection = async (promise: void | Promise<void>): Promise<PromptrunError> => {
-  try {
-    await promise;
-  } catch (error) {
-    if (PromptrunError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a rate_limited rejection");
-};
 
 describe.skipIf(!available)("Redis rate limiter", () => {
   const clients: RedisClient[] = [];

@@ -1,21 +1,12 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { createSignInFailures, PromptrunError, type SignInFailures } from "@promptrun/core";
+import { createSignInFailures, type SignInFailures } from "@promptrun/core";
+import { rejection } from "@promptrun/core/testing";
 import { createRedisClient, type RedisClient } from "./redis-client.ts";
 import { createRedisSignInFailures } from "./redis-sign-in-failures.ts";
 import { checkRedis, TEST_REDIS_URL, testKeyPrefix } from "./test-redis.ts";
 
 const available = await checkRedis();
 const clock = { now: () => new Date() };
-
-const refusal = async (promise: Promise<void>): Promise<PromptrunError> => {
-  try {
-    await promise;
-  } catch (error) {
-    if (PromptrunError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a rate_limited refusal");
-};
 
 describe.skipIf(!available)("failed sign-ins counted in Redis", () => {
   const clients: RedisClient[] = [];
@@ -54,7 +45,7 @@ describe.skipIf(!available)("failed sign-ins counted in Redis", () => {
     // Ten wrong keys spread over three instances, some in the same instant.
     await Promise.all(Array.from({ length: 10 }, (_, index) => counters[index % 3]!.record("203.0.113.7")));
     for (const instance of [a, b, c]) {
-      const error = await refusal(instance.check("203.0.113.7"));
+      const error = await rejection(instance.check("203.0.113.7"));
       expect(error.code).toBe("rate_limited");
       // The oldest counted failure leaves the one-minute window in about a minute.
       expect(error.retryAfterSeconds).toBeGreaterThanOrEqual(59);
@@ -84,7 +75,7 @@ describe.skipIf(!available)("failed sign-ins counted in Redis", () => {
     const [a, b] = counters as [SignInFailures, SignInFailures];
     await a.record("192.0.2.1");
     await b.record("192.0.2.1");
-    expect((await refusal(a.check("192.0.2.1"))).retryAfterSeconds).toBe(1);
+    expect((await rejection(a.check("192.0.2.1"))).retryAfterSeconds).toBe(1);
     await Bun.sleep(700);
     await a.check("192.0.2.1");
     await b.check("192.0.2.1");
@@ -107,7 +98,7 @@ describe.skipIf(!available)("failed sign-ins counted in Redis", () => {
     await counter.check("192.0.2.9");
     await counter.record("192.0.2.9");
     await counter.record("192.0.2.9");
-    expect((await refusal(counter.check("192.0.2.9"))).code).toBe("rate_limited");
+    expect((await rejection(counter.check("192.0.2.9"))).code).toBe("rate_limited");
     expect(errors).toContain("sign-in failure not shared; this instance counts it");
     expect(errors).toContain("sign-in failure check failed; this instance's own count answers");
   });
